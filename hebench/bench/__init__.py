@@ -1,0 +1,1 @@
+"""Benchmarks of HE libraries: per-operation costs on this host."""

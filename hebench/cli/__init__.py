@@ -1,0 +1,1 @@
+"""Typer command-line interface: thin modules that parse, call the library, render."""

@@ -1,0 +1,67 @@
+"""Shared CLI plumbing: consoles, typed-error handling, option parsing."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, TypeVar
+
+import typer
+import yaml
+from rich.console import Console
+
+from hebench.errors import HebenchError, ParameterError
+
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def handle_errors(fn: F) -> F:
+    """Turn a typed hebench error into one clear message and an exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HebenchError as err:
+            err_console.print(f"[bold red]error:[/] {err.problem}", highlight=False)
+            if err.fix:
+                err_console.print(f"[bold]fix:[/] {err.fix}", highlight=False)
+            raise typer.Exit(err.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("[yellow]interrupted:[/] results already written are kept")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def split_list(value: str | None) -> list[str]:
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def parse_assignments(items: list[str], option: str) -> dict[str, Any]:
+    """Parse ``a.b=c`` items (values as YAML scalars) into a nested dict."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"{option} '{item}' is not KEY=VALUE", f"write e.g. {option} paillier.key_bits=2048")
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(raw)
+    return out
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, sort_keys=True, default=str))

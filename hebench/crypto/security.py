@@ -1,0 +1,44 @@
+"""Security levels from the HomomorphicEncryption.org standard (Albrecht et al., 2018).
+
+Table 1 (classical attacks, uniform ternary secret): the largest total
+``log2 Q`` of the ciphertext modulus for each ring degree ``N`` that keeps
+128, 192 and 256 bits of security. For Paillier, the modulus size maps to
+security bits as in NIST SP 800-57 Part 1 (RSA-equivalent).
+"""
+
+from __future__ import annotations
+
+MAX_LOG_Q: dict[int, dict[int, int]] = {
+    1024: {128: 27, 192: 19, 256: 14},
+    2048: {128: 54, 192: 37, 256: 29},
+    4096: {128: 109, 192: 75, 256: 58},
+    8192: {128: 218, 192: 152, 256: 118},
+    16384: {128: 438, 192: 305, 256: 237},
+    32768: {128: 881, 192: 611, 256: 476},
+}
+
+# NIST SP 800-57 Part 1 Rev. 5, Table 2: RSA modulus bits -> security bits.
+RSA_MODULUS_SECURITY: tuple[tuple[int, int], ...] = ((15360, 256), (7680, 192), (3072, 128), (2048, 112), (1024, 80))
+
+MIN_SECURITY_BITS = 128
+MIN_PAILLIER_BITS = 2048  # 112-bit security; NIST's floor for use through 2030
+
+
+def lattice_security_bits(ring_degree: int, log_q: int) -> int:
+    """Security bits (128/192/256) the standard guarantees, or 0 when below 128.
+
+    Raises ``KeyError`` for ring degrees the table does not cover.
+    """
+    bounds = MAX_LOG_Q[ring_degree]
+    for bits in (256, 192, 128):
+        if log_q <= bounds[bits]:
+            return bits
+    return 0
+
+
+def paillier_security_bits(modulus_bits: int) -> int:
+    """Security bits of a Paillier (RSA-type) modulus; 0 below 1024 bits."""
+    for size, bits in RSA_MODULUS_SECURITY:
+        if modulus_bits >= size:
+            return bits
+    return 0
