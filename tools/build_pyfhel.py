@@ -74,6 +74,8 @@ def patch_pyproject(text: str) -> str:
         )
     old = '{Linux = ["-Wl,-rpath=$ORIGIN/.", "-fopenmp"]}'
     new = '{Linux = ["-Wl,-rpath=$ORIGIN/.", "-fopenmp", ' + LINK_FLAGS + "]}"
+    if text.count(new) == 2:
+        return text
     if text.count(old) != 2:
         raise SystemExit("Pyfhel's pyproject.toml changed shape; update tools/build_pyfhel.py")
     return text.replace(old, new)

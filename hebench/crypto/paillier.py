@@ -89,8 +89,7 @@ class PaillierAdapter(HEAdapter):
         return self._slots
 
     def _security_bits(self) -> int:
-        bits = paillier_security_bits(self.params.key_bits)
-        return bits if self.params.key_bits >= MIN_PAILLIER_BITS else 0
+        return paillier_security_bits(self.params.key_bits)
 
     def _check_security(self) -> None:
         if self.params.key_bits < MIN_PAILLIER_BITS and not self.params.allow_insecure:

@@ -1,0 +1,5 @@
+"""``python -m hebench`` is the ``hebench`` command."""
+
+from hebench.cli.main import run
+
+run()

@@ -1,0 +1,39 @@
+"""Developer sessions. ``nox -l`` lists them; ``nox`` runs the default ones (tests, lint).
+
+Sessions reuse the interpreter that `tools/install.sh` prepared (``venv_backend="none"``):
+a fresh virtualenv would have to rebuild Pyfhel and re-resolve torch, which here must be
+the CPU wheel pinned in the install script.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["tests", "lint"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (pass pytest options after --)."""
+    session.run("python", "-m", "pytest", "-q", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff lint and format check."""
+    session.run("ruff", "check", "hebench", "tests", "tools", "noxfile.py")
+    session.run("ruff", "format", "--check", "hebench", "tests", "tools", "noxfile.py")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: HE libraries at 4096 and 1,206,590 values, Paillier packing; JSON in reports/bench/."""
+    session.run("python", "-m", "hebench.bench.suite", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The README's main job: a quick look at this host's HE costs."""
+    session.run("hebench", "backends")
+    session.run("hebench", "compare", "libraries", "--sizes", "4096", *session.posargs)

@@ -1,0 +1,25 @@
+"""Shared fixtures: fast parameters for slow adapters, installed adapter names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hebench.crypto.registry import list_adapters
+
+FAST_PARAMS: dict[str, dict] = {"paillier": {"key_bits": 2048}}
+INSTALLED = [s.name for s in list_adapters() if s.available]
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def fast_params(name: str) -> dict:
+    return dict(FAST_PARAMS.get(name, {}))
+
+
+@pytest.fixture(scope="session")
+def femnist_sample() -> Path:
+    path = SHARED_DATA / "femnist-sample" / "fedlab"
+    if not path.exists():
+        pytest.skip(f"shared FEMNIST sample not found at {path}")
+    return path

@@ -1,0 +1,82 @@
+"""Security levels from the standard, insecure parameters refused, headroom enforced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hebench.crypto import create_adapter
+from hebench.crypto.primes import batching_prime, is_prime
+from hebench.crypto.security import lattice_security_bits, paillier_security_bits
+from hebench.errors import InsecureParametersError, ParameterError, PrecisionError
+from tests.conftest import INSTALLED
+
+
+def test_lattice_security_table():
+    assert lattice_security_bits(8192, 218) == 128
+    assert lattice_security_bits(8192, 219) == 0
+    assert lattice_security_bits(8192, 150) == 192
+    assert lattice_security_bits(16384, 438) == 128
+    assert lattice_security_bits(4096, 58) == 256
+
+
+def test_paillier_security_table():
+    assert paillier_security_bits(2048) == 112
+    assert paillier_security_bits(3072) == 128
+    assert paillier_security_bits(1024) == 80
+
+
+@pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+def test_modulus_above_standard_is_refused_unless_allowed():
+    params = {"ring_degree": 4096, "coeff_mod_bits": [60, 40, 40, 60]}  # log Q 200 > 109
+    with pytest.raises(InsecureParametersError, match="below 128"):
+        create_adapter("tenseal-ckks", params)
+    adapter = create_adapter("tenseal-ckks", {**params, "allow_insecure": True})
+    assert adapter.info().security_bits == 0
+
+
+def test_small_paillier_key_is_refused_unless_allowed():
+    with pytest.raises(InsecureParametersError, match="below 2048"):
+        create_adapter("paillier", {"key_bits": 1024})
+    assert create_adapter("paillier", {"key_bits": 1024, "allow_insecure": True}).info().security_bits == 80
+
+
+@pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+def test_inconsistent_ckks_chain_is_refused():
+    with pytest.raises(ParameterError, match="does not match scale_bits"):
+        create_adapter("tenseal-ckks", {"coeff_mod_bits": [60, 30, 60], "scale_bits": 40})
+
+
+def test_unknown_ring_degree_is_refused():
+    with pytest.raises(ParameterError, match="power of two"):
+        create_adapter("tenseal-bfv", {"ring_degree": 3000})
+
+
+def test_paillier_headroom_overflow_is_refused_not_wrapped():
+    adapter = create_adapter("paillier", {"key_bits": 2048, "max_summands": 2})
+    adapter.keygen()
+    enc = adapter.encrypt(np.ones(4))
+    total = adapter.add(adapter.multiply_plain(enc, 0.9), adapter.multiply_plain(enc, 0.9))
+    np.testing.assert_allclose(adapter.decrypt(total), 1.8, atol=1e-4)
+    with pytest.raises(PrecisionError, match="overflow"):
+        adapter.add(total, adapter.multiply_plain(enc, 0.9))
+
+
+def test_paillier_packing_none_is_one_value_per_ciphertext():
+    naive = create_adapter("paillier", {"key_bits": 2048, "packing": "none"})
+    packed = create_adapter("paillier", {"key_bits": 2048})
+    assert naive.slots == 1 and packed.slots > 40
+
+
+def test_paillier_negative_values_and_integer_weights_are_exact():
+    adapter = create_adapter("paillier", {"key_bits": 2048})
+    adapter.keygen()
+    x = np.array([-7.5, 0.0, 3.25, -0.001])
+    out = adapter.decrypt(adapter.add(adapter.multiply_plain(adapter.encrypt(x), 3), adapter.encrypt(x)))
+    np.testing.assert_allclose(out, 4 * x, atol=1e-5)
+
+
+def test_batching_prime():
+    t = batching_prime(50, 8192)
+    assert is_prime(t) and t % (2 * 8192) == 1 and t.bit_length() == 50
+    assert not is_prime(2**61 + 1)

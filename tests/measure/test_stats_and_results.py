@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hebench.measure.environment import capture
+from hebench.measure.stats import summarize
+from hebench.measure.timing import measure
+from hebench.results import SCHEMA, ResultWriter, read_records
+
+
+def test_summarize_known_values():
+    s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert s.median == 3.0 and s.min == 1.0 and s.max == 100.0 and s.n == 5
+    assert s.unstable
+    assert not summarize([1.0, 1.01, 0.99, 1.0]).unstable
+    assert s.scaled(2.0).median == 6.0
+
+
+def test_measure_counts_calls():
+    calls = []
+    m = measure(lambda: calls.append(1), repeats=3, min_time=0.001, budget_s=1.0)
+    assert m.wall.n == 3 and len(calls) >= 3 * m.loops + 1
+
+
+def test_environment_records_cycle_source_honestly():
+    env = capture()
+    assert env["cycles"]["available"] == (env["cycles"]["reason"] == "")
+    assert env["logical_cores"] >= 1 and env["python"]
+
+
+def test_writer_appends_and_reader_skips_damaged_lines(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with ResultWriter(path) as w:
+        w.write("a", {"x": 1})
+    with ResultWriter(path) as w:
+        w.write("b", {"x": 2})
+    with path.open("a") as fh:
+        fh.write('{"schema": "' + SCHEMA + '", "kind": "c", "x": ')  # interrupted write
+    result = read_records(path)
+    assert [r["kind"] for r in result.records] == ["a", "b"] and result.skipped == 1
+    assert read_records(path, kind="b").records[0]["x"] == 2
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == SCHEMA
+
+
+def test_summarize_refuses_empty():
+    with pytest.raises(ValueError):
+        summarize([])
