@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hebench import __version__
-from hebench.cli import backends, compare
+from hebench.cli import backends, compare, datasets, run
 
 app = typer.Typer(
     name="hebench",
@@ -15,6 +15,8 @@ app = typer.Typer(
 )
 app.command("backends")(backends.backends)
 app.add_typer(compare.app, name="compare")
+app.command("run")(run.run)
+app.add_typer(datasets.app, name="datasets")
 
 
 def _version(value: bool) -> None:

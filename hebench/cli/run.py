@@ -1,0 +1,96 @@
+"""``hebench run SUITE``: a whole federated experiment from a suite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.fl.runner import RunEvent, Runner
+from hebench.fl.summary import summarize_run
+from hebench.results import read_records
+from hebench.suite import load_suite
+
+
+def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{suffix}"
+
+
+def _bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.3g}{unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def summary_table(rows: list[dict]) -> Table:
+    table = Table(title="per configuration: means over rounds, per training client (×raw)")
+    table.add_column("configuration", overflow="fold", max_width=20)
+    for col in ("acc", "CPU/round", "upload/round", "enc s", "dec s", "agg s", "max err"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for r in rows:
+        cw, aw = r["client_wall_s"], r["aggregator_wall_s"]
+        table.add_row(
+            r["config"],
+            _fmt(r["accuracy"], ".3f"),
+            f"{_fmt(r['client_cpu_s_per_round'], '.2f', 's')} {_fmt(r['cpu_overhead_vs_raw'], '.1f', '×')}",
+            f"{_bytes(r['upload_bytes_per_client_round'])} {_fmt(r['bytes_overhead_vs_raw'], '.0f', '×')}",
+            _fmt(cw.get("encrypt"), ".3f"),
+            _fmt(cw.get("decrypt"), ".3f"),
+            _fmt(aw.get("aggregate"), ".3f"),
+            _fmt(r["max_abs_error"], ".0e"),
+        )
+    return table
+
+
+@handle_errors
+def run(
+    suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
+    out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>)"),
+    set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
+    resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """Run every configuration of a suite with the same data, seed and initial model."""
+    suite = load_suite(suite_file, set_)
+    run_dir = out or Path("results") / suite.name
+    total = len(suite.configurations) * suite.training.rounds
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=fmt is OutputFormat.json,
+    ) as progress:
+        task = progress.add_task(f"{suite.name}: starting", total=total)
+
+        def on_event(event: RunEvent) -> None:
+            if event.round is None:
+                if event.skipped:
+                    progress.advance(task, suite.training.rounds)
+                progress.update(task, description=f"{event.config}: {'done' if event.skipped else 'keys, start-up'}")
+                return
+            acc = (event.record or {}).get("accuracy")
+            progress.update(
+                task,
+                description=f"{event.config}: round {event.round + 1}/{suite.training.rounds}"
+                + (f" acc {acc:.3f}" if acc is not None else ""),
+            )
+            progress.advance(task)
+
+        results = Runner(suite, run_dir, on_event).run(resume=resume)
+    rows = summarize_run(read_records(results).records)
+    if fmt is OutputFormat.json:
+        print_json({"results": str(results), "suite_hash": suite.digest(), "summary": rows})
+        return
+    console.print(summary_table(rows))
+    console.print(f"[dim]records: {results}[/]")

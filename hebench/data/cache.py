@@ -1,0 +1,30 @@
+"""Where datasets and their cards live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from hebench.errors import DatasetError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+CARDS = PROJECT_ROOT / "datasets"
+
+
+def cache_dir() -> Path:
+    """``$HEBENCH_DATA``, else ``datasets/cache`` in a source checkout, else ``~/.cache/hebench/datasets``."""
+    env = os.environ.get("HEBENCH_DATA")
+    if env:
+        return Path(env)
+    if CARDS.is_dir():
+        return CARDS / "cache"
+    return Path.home() / ".cache" / "hebench" / "datasets"
+
+
+def card(name: str) -> dict:
+    path = CARDS / f"{name}.yaml"
+    if not path.is_file():
+        raise DatasetError(f"no dataset card for '{name}' at {path}", "run hebench from its source checkout")
+    return yaml.safe_load(path.read_text())

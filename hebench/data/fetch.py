@@ -1,0 +1,111 @@
+"""Resumable, checksummed downloads into the dataset cache."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tarfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from hebench.data.cache import cache_dir, card
+from hebench.errors import DatasetError
+
+Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
+CHUNK = 1 << 20
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download(url: str, dest: Path, sha256: str, progress: Progress | None = None, timeout: float = 60.0) -> Path:
+    """Download ``url`` to ``dest``, resuming a ``.part`` file with an HTTP Range request."""
+    if dest.exists() and sha256_of(dest) == sha256:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    have = part.stat().st_size if part.exists() else 0
+    request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            resumed = response.status == 206
+            total = response.length + (have if resumed else 0) if response.length is not None else None
+            mode = "ab" if resumed else "wb"
+            done = have if resumed else 0
+            with part.open(mode) as fh:
+                for block in iter(lambda: response.read(CHUNK), b""):
+                    fh.write(block)
+                    done += len(block)
+                    if progress:
+                        progress(done, total)
+    except (urllib.error.URLError, TimeoutError, OSError) as err:
+        raise DatasetError(
+            f"download of {url} failed: {err} ({part.stat().st_size if part.exists() else 0} bytes kept for resuming)",
+            "check the network and run the same command again to resume, or pass --path to a local copy",
+        ) from None
+    actual = sha256_of(part)
+    if actual != sha256:
+        part.unlink()
+        raise DatasetError(
+            f"checksum mismatch for {url}: got {actual}, expected {sha256}",
+            "the download was damaged or the source changed; run again, or pass --path to a verified copy",
+        )
+    part.replace(dest)
+    return dest
+
+
+def extract_tar(archive: Path, into: Path) -> None:
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+
+
+def fetch(name: str, path: Path | None = None, progress: Progress | None = None, base_url: str | None = None) -> Path:
+    """Make dataset ``name`` present in the cache and return its folder.
+
+    ``path`` uses a local copy instead (a folder is linked in, an archive is
+    checked against the card's checksum and extracted). ``base_url`` replaces
+    the card's host (mirrors, tests).
+    """
+    spec = card(name)
+    target = cache_dir() / name
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in spec.get("files", []):
+        filename = entry["url"].rsplit("/", 1)[-1]
+        archive = target / filename
+        if path is not None and Path(path).is_dir():
+            _link_folder(Path(path), target)
+            return target
+        if path is not None:
+            if sha256_of(Path(path)) != entry["sha256"]:
+                raise DatasetError(f"{path} does not match the checksum of {filename}", "pass the original archive")
+            shutil.copyfile(path, archive)
+        else:
+            url = f"{base_url.rstrip('/')}/{filename}" if base_url else entry["url"]
+            download(url, archive, entry["sha256"], progress)
+        if entry.get("extract") == "tar":
+            extract_tar(archive, target)
+    return target
+
+
+def _link_folder(source: Path, target: Path) -> None:
+    """Point the cache at a local copy without copying it."""
+    marker = target / "LOCAL_PATH"
+    marker.write_text(str(source.resolve()))
+
+
+def resolve(name: str, override: Path | None = None) -> Path | None:
+    """Folder holding dataset ``name``: the override, a linked local copy, or the cache."""
+    if override is not None:
+        return Path(override)
+    target = cache_dir() / name
+    marker = target / "LOCAL_PATH"
+    if marker.is_file():
+        return Path(marker.read_text().strip())
+    return target if target.is_dir() and any(target.iterdir()) else None

@@ -1,0 +1,1 @@
+"""Federated averaging with one OS process per party, over real loopback sockets."""

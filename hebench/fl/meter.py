@@ -1,0 +1,42 @@
+"""Per-phase measurement inside one party process: CPU (OS accounting), wall, cycles, RSS."""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hebench.measure.cycles import open_cycle_counter
+
+
+class PhaseMeter:
+    """Accumulates phases of the current round; ``take()`` returns and resets them."""
+
+    def __init__(self) -> None:
+        self._counter, self.cycles_reason = open_cycle_counter()
+        self._phases: dict[str, dict[str, float]] = defaultdict(lambda: {"wall_s": 0.0, "cpu_s": 0.0, "cycles": 0.0})
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        c0 = self._counter.read() if self._counter else 0
+        p0, w0 = time.process_time(), time.perf_counter()
+        try:
+            yield
+        finally:
+            entry = self._phases[name]
+            entry["wall_s"] += time.perf_counter() - w0
+            entry["cpu_s"] += time.process_time() - p0
+            if self._counter:
+                entry["cycles"] += self._counter.read() - c0
+
+    def take(self) -> dict[str, Any]:
+        phases = {k: {**v, "cycles": v["cycles"] if self._counter else None} for k, v in self._phases.items()}
+        self._phases.clear()
+        return {
+            "phases": phases,
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "cycles_source": "perf_event" if self._counter else None,
+        }

@@ -1,0 +1,251 @@
+"""Run a suite: each configuration as its own set of party processes, records as JSON lines.
+
+The runner is the measurement harness, not a party: it starts the key
+authority, the aggregator and the clients, writes what they report, and
+checks the decrypted aggregate against plaintext FedAvg (the clients hand it
+their plaintext updates out of band, over a local queue the aggregator never
+sees). Every completed round is on disk before the next starts; ``resume``
+continues from the last one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from hebench.data.federated import FederatedData
+from hebench.data.registry import load_federated
+from hebench.errors import PartyError
+from hebench.fl.aggregator import run_aggregator
+from hebench.fl.client import run_client
+from hebench.fl.key_authority import run_key_authority
+from hebench.fl.party import PartyContext, party_main, safe_label
+from hebench.measure.environment import capture
+from hebench.models import build_model, parameter_count
+from hebench.results import ResultWriter, read_records
+from hebench.suite import Configuration, Suite
+
+RESULTS_FILE = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """Progress callback payload."""
+
+    config: str
+    round: int | None  # None: configuration starting (or skipped, with ``skipped``)
+    record: dict[str, Any] | None = None
+    skipped: bool = False
+
+
+def completed_rounds(run_dir: Path) -> dict[str, int]:
+    """Configuration label → number of rounds already completed on disk."""
+    path = run_dir / RESULTS_FILE
+    if not path.exists():
+        return {}
+    done: dict[str, set[int]] = {}
+    for rec in read_records(path, kind="round").records:
+        done.setdefault(rec["config"], set()).add(int(rec["round"]))
+    out = {}
+    for label, rounds in done.items():
+        n = 0
+        while n in rounds:
+            n += 1
+        out[label] = n
+    return out
+
+
+class Runner:
+    def __init__(self, suite: Suite, run_dir: Path, on_event: Callable[[RunEvent], None] | None = None) -> None:
+        self.suite = suite
+        self.run_dir = run_dir
+        self.on_event = on_event or (lambda event: None)
+
+    def run(self, resume: bool = False) -> Path:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        results = self.run_dir / RESULTS_FILE
+        if results.exists() and not resume:
+            raise PartyError(
+                f"{results} already holds results",
+                "pass --resume to continue that run, or --out to a new folder",
+            )
+        done = completed_rounds(self.run_dir) if resume else {}
+        (self.run_dir / "suite.yaml").write_text(yaml.safe_dump(self.suite.model_dump(mode="json"), sort_keys=False))
+        data = load_federated(self.suite.data, self.suite.seed)
+        with ResultWriter(results) as writer:
+            writer.write(
+                "run",
+                {
+                    "suite": self.suite.model_dump(mode="json"),
+                    "suite_hash": self.suite.digest(),
+                    "environment": capture(),
+                    "data": data.summary(),
+                    "resumed": resume,
+                },
+            )
+            for config in self.suite.configurations:
+                start = done.get(config.label, 0)
+                if start >= self.suite.training.rounds:
+                    self.on_event(RunEvent(config.label, None, skipped=True))
+                    continue
+                self._run_config(config, data, start, writer)
+        return results
+
+    def _initial(self, config: Configuration, start: int) -> np.ndarray | None:
+        if start == 0:
+            return None
+        path = self.run_dir / "checkpoints" / safe_label(config.label) / f"round-{start - 1}.npy"
+        if not path.exists():
+            raise PartyError(f"cannot resume '{config.label}': checkpoint {path} is missing", "rerun without --resume")
+        return np.load(path)
+
+    def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
+        suite = self.suite
+        model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
+        writer.write(
+            "configuration",
+            {
+                "config": config.label,
+                "mode": config.mode,
+                "adapter": config.adapter,
+                "params": config.params,
+                "packing": config.packing,
+                "model": suite.model.name,
+                "parameters": parameter_count(model),
+                "start_round": start,
+            },
+        )
+        self.on_event(RunEvent(config.label, None))
+        base = PartyContext(
+            suite=suite,
+            config=config,
+            run_dir=self.run_dir,
+            authkey=secrets.token_bytes(32),
+            start_round=start,
+            input_shape=data.input_shape,
+            num_classes=data.num_classes,
+            initial=self._initial(config, start),
+        )
+        spawn = mp.get_context("spawn")
+        records: Any = spawn.Queue()
+        procs: dict[str, Any] = {}
+        controls: dict[str, Any] = {}
+
+        def start_party(name: str, body: Callable, ctx: PartyContext) -> None:
+            parent, child = spawn.Pipe()
+            proc = spawn.Process(target=party_main, args=(name, body, ctx, child, records), name=name, daemon=True)
+            proc.start()
+            procs[name], controls[name] = proc, parent
+
+        try:
+            start_party("key_authority", run_key_authority, base)
+            ka_address = self._control_recv(controls["key_authority"], procs, records, "key_authority")
+            start_party("aggregator", run_aggregator, base)
+            agg_address = self._control_recv(controls["aggregator"], procs, records, "aggregator")
+            controls["aggregator"].send(ka_address)
+            for i, shard in enumerate(data.clients):
+                ctx = PartyContext(
+                    **{
+                        **base.__dict__,
+                        "client_index": i,
+                        "data": shard,
+                        "test": (data.test_x, data.test_y) if i == 0 else None,
+                    }
+                )
+                start_party(f"client-{i}", run_client, ctx)
+                controls[f"client-{i}"].send((ka_address, agg_address))
+            self._collect(config, start, records, procs, writer)
+        finally:
+            for proc in procs.values():
+                proc.join(timeout=10)
+                if proc.is_alive():
+                    proc.terminate()
+                    proc.join(timeout=5)
+            records.close()
+
+    def _control_recv(self, control: Any, procs: dict[str, Any], records: Any, name: str) -> Any:
+        deadline = time.monotonic() + self.suite.measure.timeout_s
+        while time.monotonic() < deadline:
+            if control.poll(0.2):
+                try:
+                    return control.recv()
+                except EOFError:  # the party died before answering: report why
+                    procs[name].join(timeout=10)
+            self._check_alive(procs, records)
+        raise PartyError(f"{name} did not start within {self.suite.measure.timeout_s:.0f} s", "check the machine load")
+
+    def _check_alive(self, procs: dict[str, Any], records: Any) -> None:
+        for name, proc in procs.items():
+            if proc.exitcode not in (None, 0):
+                problem, fix = f"{name} exited with code {proc.exitcode}", "see the message above"
+                try:
+                    while True:
+                        rec = records.get(timeout=1.0)
+                        if rec.get("kind") == "party_error":
+                            problem, fix = f"{rec['role']} failed: {rec['problem']}", rec.get("fix", "")
+                            break
+                except queue.Empty:
+                    pass
+                raise PartyError(problem, fix or "completed rounds are kept; fix the cause and rerun with --resume")
+
+    def _collect(self, config: Configuration, start: int, records: Any, procs: dict, writer: ResultWriter) -> None:
+        suite, label = self.suite, config.label
+        clients = suite.data.clients
+        pending: dict[int, dict[str, Any]] = {}
+        round_index = start
+        deadline = time.monotonic() + suite.measure.timeout_s
+        while round_index < suite.training.rounds:
+            try:
+                rec = records.get(timeout=0.5)
+            except queue.Empty:
+                self._check_alive(procs, records)
+                if time.monotonic() > deadline:
+                    raise PartyError(
+                        f"round {round_index} of '{label}' made no progress", "raise measure.timeout_s"
+                    ) from None
+                continue
+            deadline = time.monotonic() + suite.measure.timeout_s
+            kind = rec.pop("kind")
+            if kind == "party_error":
+                raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
+            if kind in ("keygen", "party_setup"):
+                writer.write(kind, {"config": label, **rec})
+                continue
+            r = int(rec["round"])
+            state = pending.setdefault(r, {"parties": 0, "updates": {}, "aggregate": None, "metrics": {}})
+            if kind == "oracle_update":
+                state["updates"][rec["client"]] = rec["vector"]
+            elif kind == "oracle_aggregate":
+                state["aggregate"] = (rec["vector"], rec["weights"])
+            else:
+                writer.write("party_round", {"config": label, **rec})
+                state["parties"] += 1
+                if rec.get("role") == "client" and rec.get("client") == 0:
+                    state["metrics"] = {k: rec[k] for k in ("accuracy", "loss") if k in rec}
+            oracle_ready = not suite.measure.decryption_error or state["aggregate"] is not None
+            while round_index in pending and pending[round_index]["parties"] == clients + 1 and oracle_ready:
+                state = pending.pop(round_index)
+                record = {"config": label, "round": round_index, **state["metrics"], **self._error(state)}
+                writer.write("round", record)
+                self.on_event(RunEvent(label, round_index, record))
+                round_index += 1
+                state = pending.get(round_index, {"aggregate": None})
+                oracle_ready = not suite.measure.decryption_error or state.get("aggregate") is not None
+
+    @staticmethod
+    def _error(state: dict[str, Any]) -> dict[str, Any]:
+        if state["aggregate"] is None:
+            return {}
+        got, weights = state["aggregate"]
+        want = sum(float(w) * state["updates"][int(i)].astype(np.float64) for i, w in weights.items())
+        err = np.abs(got.astype(np.float64) - want)
+        return {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}

@@ -1,0 +1,58 @@
+"""Local training and evaluation, deterministic given a seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from hebench.suite import TrainingSpec
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    accuracy: float
+    loss: float
+
+
+def train_locally(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int) -> float:
+    """Run local SGD/Adam; returns the mean training loss."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)  # dropout
+    model.train()
+    opt: torch.optim.Optimizer
+    if spec.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=spec.lr)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=spec.momentum)
+    n = int(y.shape[0])
+    batches: list[torch.Tensor] = []
+    if spec.local_steps is not None:
+        while len(batches) < spec.local_steps:
+            perm = torch.randperm(n, generator=gen)
+            batches += list(perm.split(spec.batch_size))
+        batches = batches[: spec.local_steps]
+    else:
+        for _ in range(spec.local_epochs):
+            batches += list(torch.randperm(n, generator=gen).split(spec.batch_size))
+    total = 0.0
+    for idx in batches:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x[idx]), y[idx])
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total / max(len(batches), 1)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 512) -> Evaluation:
+    model.eval()
+    correct, loss = 0, 0.0
+    for i in range(0, len(y), batch):
+        out = model(x[i : i + batch])
+        loss += float(F.cross_entropy(out, y[i : i + batch], reduction="sum"))
+        correct += int((out.argmax(1) == y[i : i + batch]).sum())
+    return Evaluation(correct / max(len(y), 1), loss / max(len(y), 1))

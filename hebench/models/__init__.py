@@ -1,0 +1,5 @@
+"""Models: FedML's CNN_DropOut (FEMNIST), DLG's sigmoid LeNet, an MLP, ResNet-18."""
+
+from hebench.models.registry import build_model, parameter_count
+
+__all__ = ["build_model", "parameter_count"]

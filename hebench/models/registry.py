@@ -1,0 +1,57 @@
+"""Build a model by name for an input shape and class count."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from torch import nn
+
+from hebench.errors import ParameterError
+
+Shape = tuple[int, int, int]
+
+
+def _cnn_dropout(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.cnn_dropout import CNNDropOut
+
+    if shape[1:] != (28, 28):
+        raise ParameterError(f"cnn_dropout needs 28x28 inputs, got {shape}", "use a 28x28 dataset (digits, femnist)")
+    return CNNDropOut(classes, shape[0])
+
+
+def _lenet(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.lenet import LeNet
+
+    return LeNet(classes, shape[0], shape[1])
+
+
+def _mlp(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.mlp import MLP
+
+    return MLP(shape[0] * shape[1] * shape[2], classes, hidden)
+
+
+def _resnet18(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.resnet import ResNet18
+
+    return ResNet18(classes, shape[0])
+
+
+BUILDERS: dict[str, Callable[[Shape, int, int], nn.Module]] = {
+    "cnn_dropout": _cnn_dropout,
+    "lenet": _lenet,
+    "mlp": _mlp,
+    "resnet18": _resnet18,
+}
+
+
+def build_model(name: str, input_shape: Shape, num_classes: int, hidden: int = 16) -> nn.Module:
+    try:
+        builder = BUILDERS[name]
+    except KeyError:
+        raise ParameterError(f"unknown model '{name}'", f"choose one of {', '.join(BUILDERS)}") from None
+    return builder(tuple(input_shape), num_classes, hidden)  # type: ignore[arg-type]
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

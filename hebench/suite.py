@@ -1,0 +1,173 @@
+"""Suite files: YAML validated into frozen, typed objects.
+
+Every error names the file, the field and the fix. ``--set a.b=c`` overrides
+apply before validation (list items by index: ``configurations.0.adapter=...``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hebench.errors import SuiteError
+
+MODES = ("raw", "host-he")
+DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
+MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DataSpec(_Frozen):
+    dataset: Literal["digits", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
+    clients: int = Field(3, ge=1)
+    split: Literal["iid", "dirichlet"] = "iid"  # ignored by femnist, which is split by writer
+    alpha: float = Field(0.5, gt=0)
+    test_fraction: float = Field(0.2, gt=0, lt=1)
+    images_per_client: int | None = Field(None, ge=1)  # FedNIC: 1,600
+    path: str | None = None  # local copy (femnist: LEAF or TFF folder; torchvision: root)
+    download: bool = False  # torchvision sets: allow downloading
+
+
+class ModelSpec(_Frozen):
+    name: Literal["cnn_dropout", "lenet", "mlp", "resnet18"] = "mlp"
+    hidden: int = Field(16, ge=1)  # mlp only
+
+
+class TrainingSpec(_Frozen):
+    rounds: int = Field(3, ge=1)
+    clients_per_round: int | None = Field(None, ge=1)  # None: every client
+    local_epochs: int = Field(1, ge=1)
+    local_steps: int | None = Field(None, ge=1)  # overrides local_epochs (FedNIC: 1 step of 32 images)
+    batch_size: int = Field(32, ge=1)
+    optimizer: Literal["sgd", "adam"] = "sgd"
+    lr: float = Field(0.05, gt=0)
+    momentum: float = Field(0.0, ge=0, lt=1)
+
+
+class Configuration(_Frozen):
+    name: str | None = None
+    mode: Literal["raw", "host-he"] = "raw"
+    adapter: str = "plain"
+    params: dict[str, Any] = Field(default_factory=dict)
+    packing: Literal["flat", "per-layer"] = "flat"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Configuration:
+        from hebench.crypto.registry import adapter_names
+
+        if self.adapter not in adapter_names():
+            raise ValueError(f"unknown adapter '{self.adapter}'; choose one of {', '.join(adapter_names())}")
+        if self.mode == "raw" and self.adapter != "plain":
+            raise ValueError("mode raw sends plaintext: use adapter: plain (or mode: host-he)")
+        if self.mode != "raw" and self.adapter == "plain":
+            raise ValueError(f"mode {self.mode} needs an HE adapter, not plain (e.g. adapter: tenseal-ckks)")
+        return self
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        base = self.mode if self.mode == "raw" else f"{self.mode}/{self.adapter}"
+        return base + ("/per-layer" if self.packing == "per-layer" else "")
+
+
+class MeasureSpec(_Frozen):
+    decryption_error: bool = True  # compare the decrypted aggregate with plaintext FedAvg
+    transcripts: bool = False  # keep every byte each party received (security tests)
+    timeout_s: float = Field(900.0, gt=0)  # longest wait for one message
+
+
+class Suite(_Frozen):
+    name: str
+    description: str = ""
+    seed: int = 0
+    data: DataSpec = DataSpec()
+    model: ModelSpec = ModelSpec()
+    training: TrainingSpec = TrainingSpec()
+    configurations: tuple[Configuration, ...] = Field(min_length=1)
+    measure: MeasureSpec = MeasureSpec()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Suite:
+        per_round = self.training.clients_per_round
+        if per_round is not None and per_round > self.data.clients:
+            raise ValueError(f"training.clients_per_round={per_round} exceeds data.clients={self.data.clients}")
+        labels = [c.label for c in self.configurations]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"configurations repeat the names {dupes}; give each a distinct name")
+        return self
+
+    def digest(self) -> str:
+        """sha256 of the validated suite (overrides included), for provenance."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> dict[str, Any]:
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SuiteError(f"--set '{item}' is not KEY=VALUE", "write e.g. --set training.rounds=2")
+        node: Any = raw
+        *parents, leaf = key.split(".")
+        for part in parents:
+            if isinstance(node, list):
+                try:
+                    node = node[int(part)]
+                except (ValueError, IndexError):
+                    raise SuiteError(f"--set {key}: no list item '{part}' in {source}", "use a valid index") from None
+            else:
+                node = node.setdefault(part, {})
+        parsed = yaml.safe_load(value)
+        if isinstance(node, list):
+            try:
+                node[int(leaf)] = parsed
+            except (ValueError, IndexError):
+                raise SuiteError(f"--set {key}: no list item '{leaf}' in {source}", "use a valid index") from None
+        else:
+            node[leaf] = parsed
+    return raw
+
+
+def parse_suite(raw: Any, source: str = "<suite>", overrides: list[str] | None = None) -> Suite:
+    if not isinstance(raw, dict):
+        raise SuiteError(
+            f"{source}: a suite must be a YAML mapping, got {type(raw).__name__}", "see suites/quickstart.yaml"
+        )
+    raw = apply_overrides(raw, overrides or [], source)
+    try:
+        return Suite.model_validate(raw)
+    except ValidationError as err:
+        found = err.errors()
+        # a bad list item also empties the list: report the cause, not the consequence
+        found = [e for e in found if e["type"] != "too_short"] or found
+        first = found[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        msg = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "extra_forbidden":
+            msg = "unknown field"
+        raise SuiteError(
+            f"{source}: field '{field}': {msg}{more}",
+            "fix that field (see suites/quickstart.yaml for a complete example)",
+        ) from None
+
+
+def load_suite(path: str | Path, overrides: list[str] | None = None) -> Suite:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SuiteError(f"suite file {path} does not exist", "pass a path such as suites/quickstart.yaml") from None
+    except yaml.YAMLError as err:
+        raise SuiteError(f"{path} is not valid YAML: {err}", "fix the YAML syntax at the position shown") from None
+    return parse_suite(raw, str(path), overrides)
