@@ -34,6 +34,6 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The README's main job: a quick look at this host's HE costs."""
-    session.run("hebench", "backends")
-    session.run("hebench", "compare", "libraries", "--sizes", "4096", *session.posargs)
+    """The README's main job: the quickstart suite, then a quick look at this host's HE costs."""
+    session.run("hebench", "run", "suites/quickstart.yaml", "--out", "results/demo", *session.posargs)
+    session.run("hebench", "compare", "libraries", "--sizes", "4096")

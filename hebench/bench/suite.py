@@ -47,15 +47,25 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("reports/bench"))
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--budget", type=float, default=20.0)
+    parser.add_argument("--only", default="libraries,paillier_packing,fl_round", help="benchmarks to run")
+    parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     env = capture()
     adapters = [a for a in DEFAULT_ADAPTERS if status(a).available]
     sizes = [int(s) for s in args.sizes.split(",")]
-    libs = compare(adapters, sizes, budget_s=args.budget)
-    (args.out / "libraries.json").write_text(json.dumps({"environment": env, "results": libs}, indent=2))
-    packing = paillier_packing()
-    (args.out / "paillier_packing.json").write_text(json.dumps({"environment": env, **packing}, indent=2))
+    only = set(args.only.split(","))
+    if "libraries" in only:
+        libs = compare(adapters, sizes, budget_s=args.budget)
+        (args.out / "libraries.json").write_text(json.dumps({"environment": env, "results": libs}, indent=2))
+    if "paillier_packing" in only:
+        packing = paillier_packing()
+        (args.out / "paillier_packing.json").write_text(json.dumps({"environment": env, **packing}, indent=2))
+    if "fl_round" in only:
+        from hebench.bench.fl_round import fl_round
+
+        result = fl_round(with_paillier=args.with_paillier)
+        (args.out / "fl_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
 
 
 if __name__ == "__main__":

@@ -29,24 +29,31 @@ def _bytes(n: float | None) -> str:
     return f"{n:.1f} GB"
 
 
-def summary_table(rows: list[dict]) -> Table:
-    table = Table(title="per configuration: means over rounds, per training client (×raw)")
-    table.add_column("configuration", overflow="fold", max_width=20)
-    for col in ("acc", "CPU/round", "upload/round", "enc s", "dec s", "agg s", "max err"):
-        table.add_column(col, justify="right", no_wrap=True)
+def summary_tables(rows: list[dict]) -> list[Table]:
+    """Costs and quality per configuration, each narrow enough for an 80-column terminal."""
+    costs = Table(title="costs per round, per training client (×raw)")
+    quality = Table(title="model quality")
+    for table, cols in (
+        (costs, ("CPU", "upload", "encrypt s", "decrypt s", "aggregate s")),
+        (quality, ("accuracy", "loss", "max error vs plaintext FedAvg")),
+    ):
+        table.add_column("configuration", overflow="fold")
+        for col in cols:
+            table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
         cw, aw = r["client_wall_s"], r["aggregator_wall_s"]
-        table.add_row(
+        costs.add_row(
             r["config"],
-            _fmt(r["accuracy"], ".3f"),
             f"{_fmt(r['client_cpu_s_per_round'], '.2f', 's')} {_fmt(r['cpu_overhead_vs_raw'], '.1f', '×')}",
             f"{_bytes(r['upload_bytes_per_client_round'])} {_fmt(r['bytes_overhead_vs_raw'], '.0f', '×')}",
             _fmt(cw.get("encrypt"), ".3f"),
             _fmt(cw.get("decrypt"), ".3f"),
             _fmt(aw.get("aggregate"), ".3f"),
-            _fmt(r["max_abs_error"], ".0e"),
         )
-    return table
+        quality.add_row(
+            r["config"], _fmt(r["accuracy"], ".3f"), _fmt(r["loss"], ".3f"), _fmt(r["max_abs_error"], ".1e")
+        )
+    return [costs, quality]
 
 
 @handle_errors
@@ -92,5 +99,6 @@ def run(
     if fmt is OutputFormat.json:
         print_json({"results": str(results), "suite_hash": suite.digest(), "summary": rows})
         return
-    console.print(summary_table(rows))
+    for table in summary_tables(rows):
+        console.print(table)
     console.print(f"[dim]records: {results}[/]")

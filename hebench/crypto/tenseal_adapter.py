@@ -96,7 +96,8 @@ class TenSEALCKKS(_TenSEALKeys, CKKSAdapter):
         return [ts.ckks_vector(ctx, piece) for piece in pieces], {}
 
     def _decrypt_chunks(self, enc: EncryptedVector) -> np.ndarray:
-        return np.concatenate([np.asarray(c.decrypt(), dtype=np.float64) for c in enc.chunks])
+        key = self._context().secret_key()  # chunks may be bound to another (public) context
+        return np.concatenate([np.asarray(c.decrypt(key), dtype=np.float64) for c in enc.chunks])
 
     def _multiply_chunks(self, enc: EncryptedVector, scalar: float) -> tuple[list[Any], dict[str, Any]]:
         return [c * scalar for c in enc.chunks], {}
@@ -133,7 +134,8 @@ class TenSEALBFV(_TenSEALKeys, BFVAdapter):
         return [ts.bfv_vector(ctx, self.codec.quantize(p).tolist()) for p in pieces], self.codec.fresh_state()
 
     def _decrypt_chunks(self, enc: EncryptedVector) -> np.ndarray:
-        ints = np.concatenate([np.asarray(c.decrypt(), dtype=np.int64) for c in enc.chunks])
+        key = self._context().secret_key()
+        ints = np.concatenate([np.asarray(c.decrypt(key), dtype=np.int64) for c in enc.chunks])
         return self.codec.dequantize(ints, enc.state)
 
     def _multiply_chunks(self, enc: EncryptedVector, scalar: float) -> tuple[list[Any], dict[str, Any]]:
