@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from hebench.errors import SuiteError
 
-MODES = ("raw", "host-he")
+MODES = ("raw", "host-he", "offload")
 DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
 MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
 
@@ -50,11 +50,12 @@ class TrainingSpec(_Frozen):
     optimizer: Literal["sgd", "adam"] = "sgd"
     lr: float = Field(0.05, gt=0)
     momentum: float = Field(0.0, ge=0, lt=1)
+    key_rotation_rounds: int | None = Field(None, ge=1)  # new keys every K rounds (None: one key set per run)
 
 
 class Configuration(_Frozen):
     name: str | None = None
-    mode: Literal["raw", "host-he"] = "raw"
+    mode: Literal["raw", "host-he", "offload"] = "raw"
     adapter: str = "plain"
     params: dict[str, Any] = Field(default_factory=dict)
     packing: Literal["flat", "per-layer"] = "flat"
@@ -69,6 +70,8 @@ class Configuration(_Frozen):
             raise ValueError("mode raw sends plaintext: use adapter: plain (or mode: host-he)")
         if self.mode != "raw" and self.adapter == "plain":
             raise ValueError(f"mode {self.mode} needs an HE adapter, not plain (e.g. adapter: tenseal-ckks)")
+        if self.mode == "offload" and self.packing != "flat":
+            raise ValueError("offload engines stream the flat update in chunks: use packing: flat")
         return self
 
     @property
@@ -77,6 +80,18 @@ class Configuration(_Frozen):
             return self.name
         base = self.mode if self.mode == "raw" else f"{self.mode}/{self.adapter}"
         return base + ("/per-layer" if self.packing == "per-layer" else "")
+
+
+class OffloadSpec(_Frozen):
+    """Where offload engines run. Default: one local engine process per client, on its own cores."""
+
+    engines: tuple[str, ...] = ()  # remote engines "host:port", one per client (started with `hebench engine serve`)
+    tls: bool = False  # local engines: mutual TLS with certificates generated into the run folder
+    tls_dir: str | None = None  # a `hebench engine certs` folder (required for remote engines)
+    engine_cores: tuple[int, ...] | None = None  # default: the last available core
+    host_cores: tuple[int, ...] | None = None  # default: the other cores
+    chunk_values: int = Field(65536, ge=1)  # values per streamed chunk (host -> engine -> aggregator)
+    calibration: str | None = None  # `compare libraries --calibration-out` file from the target device
 
 
 class MeasureSpec(_Frozen):
@@ -93,6 +108,7 @@ class Suite(_Frozen):
     model: ModelSpec = ModelSpec()
     training: TrainingSpec = TrainingSpec()
     configurations: tuple[Configuration, ...] = Field(min_length=1)
+    offload: OffloadSpec = OffloadSpec()
     measure: MeasureSpec = MeasureSpec()
 
     @model_validator(mode="after")
@@ -100,6 +116,11 @@ class Suite(_Frozen):
         per_round = self.training.clients_per_round
         if per_round is not None and per_round > self.data.clients:
             raise ValueError(f"training.clients_per_round={per_round} exceeds data.clients={self.data.clients}")
+        remote = self.offload.engines
+        if remote and len(remote) != self.data.clients:
+            raise ValueError(f"offload.engines lists {len(remote)} engines for {self.data.clients} clients")
+        if remote and not self.offload.tls_dir:
+            raise ValueError("remote offload engines need mutual TLS: set offload.tls_dir (hebench engine certs DIR)")
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hebench import __version__
-from hebench.cli import backends, compare, datasets, run
+from hebench.cli import backends, compare, datasets, engine, run
 
 app = typer.Typer(
     name="hebench",
@@ -17,6 +17,7 @@ app.command("backends")(backends.backends)
 app.add_typer(compare.app, name="compare")
 app.command("run")(run.run)
 app.add_typer(datasets.app, name="datasets")
+app.add_typer(engine.app, name="engine")
 
 
 def _version(value: bool) -> None:

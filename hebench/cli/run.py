@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -41,7 +42,7 @@ def summary_tables(rows: list[dict]) -> list[Table]:
         for col in cols:
             table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        cw, aw = r["client_wall_s"], r["aggregator_wall_s"]
+        cw, aw = (r["engine_wall_s"] if r["mode"] == "offload" else r["client_wall_s"]), r["aggregator_wall_s"]
         costs.add_row(
             r["config"],
             f"{_fmt(r['client_cpu_s_per_round'], '.2f', 's')} {_fmt(r['cpu_overhead_vs_raw'], '.1f', '×')}",
@@ -53,7 +54,29 @@ def summary_tables(rows: list[dict]) -> list[Table]:
         quality.add_row(
             r["config"], _fmt(r["accuracy"], ".3f"), _fmt(r["loss"], ".3f"), _fmt(r["max_abs_error"], ".1e")
         )
-    return [costs, quality]
+    tables = [costs, quality]
+    offload = [r for r in rows if r["mode"] == "offload"]
+    if offload:
+        tables.append(_offload_table(offload))
+    return tables
+
+
+def _offload_table(rows: list[dict]) -> Table:
+    table = Table(title="offload: host vs engine per round (measured; projections labelled)")
+    table.add_column("configuration", overflow="fold")
+    for col in ("host CPU saved vs host-he", "engine CPU", "host↔engine", "round time ×host-he", "engine on device"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        saved, proj = r.get("host_cpu_saved_vs_host_he"), r.get("projected_engine_s")
+        table.add_row(
+            r["config"],
+            _fmt(None if saved is None else 100 * saved, ".0f", " %"),
+            _fmt(r["engine_cpu_s_per_round"], ".2f", " s"),
+            _bytes(r["host_engine_bytes_per_round"]),
+            _fmt(r.get("round_time_vs_host_he"), ".2f", "×"),
+            f"{proj['total_s']:.3f} s projected ({proj['device']})" if proj else "-",
+        )
+    return table
 
 
 @handle_errors
@@ -95,7 +118,8 @@ def run(
             progress.advance(task)
 
         results = Runner(suite, run_dir, on_event).run(resume=resume)
-    rows = summarize_run(read_records(results).records)
+    calibration = json.loads(Path(suite.offload.calibration).read_text()) if suite.offload.calibration else None
+    rows = summarize_run(read_records(results).records, calibration)
     if fmt is OutputFormat.json:
         print_json({"results": str(results), "suite_hash": suite.digest(), "summary": rows})
         return

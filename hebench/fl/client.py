@@ -1,69 +1,57 @@
-"""A client: trains locally, encrypts its update (host-he), decrypts the aggregate."""
+"""A host-he (or raw) client: trains, encrypts its update, decrypts the aggregate itself."""
 
 from __future__ import annotations
 
+import os
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
-import torch
 
-from hebench.crypto import load_adapter
 from hebench.errors import PartyError
+from hebench.fl.keyring import KeyRing
+from hebench.fl.local_model import LocalModel
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, safe_label
-from hebench.fl.training import evaluate, train_locally
+from hebench.fl.party import PartyContext
 from hebench.fl.transport import Message, connect
-from hebench.fl.update import layer_sizes, load_vector, model_vector, split
-from hebench.models import build_model
-
-
-def initial_model(ctx: PartyContext) -> torch.nn.Module:
-    """The same initial model in every client and every configuration (seeded)."""
-    torch.manual_seed(ctx.suite.seed)
-    return build_model(ctx.suite.model.name, ctx.input_shape, ctx.num_classes, ctx.suite.model.hidden)
+from hebench.fl.update import layer_sizes, split
 
 
 def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:
-    assert ctx.data is not None
     index, meter = ctx.client_index, PhaseMeter()
-    ka_address, agg_address = control.recv()
+    ka_address, agg_address, _ = control.recv()
     with meter.phase("keys"):
         ka = connect(ka_address, ctx.authkey, "key authority", ctx.timeout_s, ctx.transcript(f"client-{index}-keys"))
         ka.send(Message("hello", {"role": "client", "client": index}))
-        adapter = load_adapter(ka.recv("keys").parts[0])
-        ka.close()
-    if ctx.config.mode != "raw" and not adapter.has_secret_key:
-        raise PartyError("host-he client received no secret key", "the key authority must send clients the secret set")
-    model = initial_model(ctx)
-    if ctx.initial is not None:
-        load_vector(model, ctx.initial)
-    sizes = layer_sizes(model, ctx.config.packing)
+        keys = KeyRing(source=ka)
+    local = LocalModel(ctx, records)
+    sizes = layer_sizes(local.model, ctx.config.packing)
     agg = connect(agg_address, ctx.authkey, "aggregator", ctx.timeout_s, ctx.transcript(f"client-{index}"))
-    agg.send(Message("hello", {"role": "client", "client": index, "samples": len(ctx.data)}))
+    agg.send(Message("hello", {"role": "client", "client": index, "samples": local.samples}))
     records.put({"kind": "party_setup", "role": "client", "client": index, **meter.take()})
-    checkpoints = ctx.run_dir / "checkpoints" / safe_label(ctx.config.label)
 
     while True:
         msg = agg.recv()
         if msg.kind == "done":
             break
-        r = int(msg.meta["round"])
+        r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = (agg.bytes_sent, agg.bytes_received)
-        report: dict[str, Any] = {}
+        report: dict[str, Any] = {"epoch": epoch}
+        with meter.phase("keys"):
+            adapter = keys.get(epoch)
+        if ctx.config.mode != "raw" and not adapter.has_secret_key:
+            raise PartyError(
+                "host-he client received no secret key", "the key authority must send clients the secret set"
+            )
         if msg.kind == "train":
             with meter.phase("train"):
-                seed = ctx.suite.seed * 1_000_003 + r * 1009 + index
-                report["train_loss"] = train_locally(model, ctx.data.x, ctx.data.y, ctx.suite.training, seed)
-                vector = model_vector(model)
+                vector, report["train_loss"] = local.train(r)
             with meter.phase("encrypt"):
                 encs = [adapter.encrypt(v) for v in split(vector, sizes)]
             with meter.phase("serialize"):
                 blobs = tuple(adapter.serialize(e) for e in encs)
             with meter.phase("send"):
-                agg.send(Message("update", {"round": r, "samples": len(ctx.data)}, blobs))
-            if ctx.suite.measure.decryption_error:
-                records.put({"kind": "oracle_update", "client": index, "round": r, "vector": vector})
+                agg.send(Message("update", {"round": r, "samples": local.samples}, blobs))
             with meter.phase("wait"):
                 msg = agg.recv("aggregate")
         if msg.kind != "aggregate":
@@ -73,17 +61,9 @@ def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:
         with meter.phase("deserialize"):
             encs = [adapter.deserialize(p) for p in msg.parts]
         with meter.phase("decrypt"):
-            vector = np.concatenate([adapter.decrypt(e) for e in encs]).astype(np.float32)
-            load_vector(model, vector)
-        if index == 0:
-            assert ctx.test is not None
-            with meter.phase("evaluate"):
-                ev = evaluate(model, *ctx.test)
-            report.update(accuracy=ev.accuracy, loss=ev.loss)
-            checkpoints.mkdir(parents=True, exist_ok=True)
-            np.save(checkpoints / f"round-{r}.npy", vector)
-            if ctx.suite.measure.decryption_error:
-                records.put({"kind": "oracle_aggregate", "round": r, "vector": vector, "weights": msg.meta["weights"]})
+            vector = np.concatenate([adapter.decrypt(e) for e in encs])
+        with meter.phase("evaluate"):
+            report.update(local.apply(r, vector, msg.meta["weights"]))
         agg.send(Message("ack", {"round": r}))
         records.put(
             {
@@ -91,6 +71,7 @@ def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:
                 "role": "client",
                 "client": index,
                 "round": r,
+                "affinity": sorted(os.sched_getaffinity(0)),
                 "bytes_sent": agg.bytes_sent - before[0],
                 "bytes_received": agg.bytes_received - before[1],
                 **report,
@@ -98,3 +79,4 @@ def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:
             }
         )
     agg.close()
+    ka.close()

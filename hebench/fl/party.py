@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ class PartyContext:
     data: ClientData | None = None
     test: tuple[Any, Any] | None = None  # (x, y) for the evaluating client
     initial: np.ndarray | None = None  # resumed global model
-    sample_counts: tuple[int, ...] = field(default_factory=tuple)
+    cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
 
     @property
     def timeout_s(self) -> float:
@@ -59,6 +59,8 @@ def party_main(
 ) -> None:
     """Process entry: limit threads, run the party, report a failure as a record."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if ctx.cores:
+        os.sched_setaffinity(0, set(ctx.cores))
     import torch
 
     torch.set_num_threads(1)

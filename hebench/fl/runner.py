@@ -10,6 +10,7 @@ continues from the last one.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import queue
 import secrets
@@ -31,10 +32,21 @@ from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import PartyContext, party_main, safe_label
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
+from hebench.offload.certs import TLSFiles, make_certificates
+from hebench.offload.engine import EngineConfig, local_engine_main
+from hebench.offload.host import run_host
+from hebench.offload.placement import place
 from hebench.results import ResultWriter, read_records
 from hebench.suite import Configuration, Suite
 
 RESULTS_FILE = "results.jsonl"
+
+
+def _parse_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise PartyError(f"engine address '{text}' is not HOST:PORT", "write e.g. offload.engines: ['dpu0:7000']")
+    return host, int(port)
 
 
 @dataclass(frozen=True)
@@ -134,6 +146,7 @@ class Runner:
             input_shape=data.input_shape,
             num_classes=data.num_classes,
             initial=self._initial(config, start),
+            cores=self._host_cores(),
         )
         spawn = mp.get_context("spawn")
         records: Any = spawn.Queue()
@@ -147,22 +160,20 @@ class Runner:
             procs[name], controls[name] = proc, parent
 
         try:
+            engines, tls_dir = self._start_engines(config, spawn, procs, controls, base)
             start_party("key_authority", run_key_authority, base)
             ka_address = self._control_recv(controls["key_authority"], procs, records, "key_authority")
+            controls["key_authority"].send((engines, tls_dir))
             start_party("aggregator", run_aggregator, base)
             agg_address = self._control_recv(controls["aggregator"], procs, records, "aggregator")
             controls["aggregator"].send(ka_address)
+            body = run_host if config.mode == "offload" else run_client
             for i, shard in enumerate(data.clients):
-                ctx = PartyContext(
-                    **{
-                        **base.__dict__,
-                        "client_index": i,
-                        "data": shard,
-                        "test": (data.test_x, data.test_y) if i == 0 else None,
-                    }
-                )
-                start_party(f"client-{i}", run_client, ctx)
-                controls[f"client-{i}"].send((ka_address, agg_address))
+                test = (data.test_x, data.test_y) if i == 0 else None
+                ctx = dataclasses.replace(base, client_index=i, data=shard, test=test)
+                start_party(f"client-{i}", body, ctx)
+                engine = (engines[i], tls_dir) if engines else None
+                controls[f"client-{i}"].send((ka_address, agg_address, engine))
             self._collect(config, start, records, procs, writer)
         finally:
             for proc in procs.values():
@@ -171,6 +182,51 @@ class Runner:
                     proc.terminate()
                     proc.join(timeout=5)
             records.close()
+
+    def _host_cores(self) -> tuple[int, ...] | None:
+        """With offload in the suite, every mode's host-side parties share the same cores, so that
+        offload is compared with raw and host-he on equal host hardware (the engine adds its own)."""
+        if any(c.mode == "offload" for c in self.suite.configurations) and not self.suite.offload.engines:
+            return place(self.suite.offload).host_cores
+        return None
+
+    def _start_engines(
+        self, config: Configuration, spawn: Any, procs: dict[str, Any], controls: dict[str, Any], base: PartyContext
+    ) -> tuple[list[tuple[str, int]], str | None]:
+        """Engine endpoints for an offload configuration: remote ones from the suite, or local processes."""
+        spec = self.suite.offload
+        if config.mode != "offload":
+            return [], None
+        if spec.engines:
+            return [_parse_address(a) for a in spec.engines], spec.tls_dir
+        placement = place(spec)
+        tls_dir = spec.tls_dir
+        if spec.tls and not tls_dir:
+            tls_dir = str(self.run_dir / "certs")
+            make_certificates(Path(tls_dir), hosts=self.suite.data.clients)
+        endpoints = []
+        for i in range(self.suite.data.clients):
+            tls = (
+                TLSFiles(Path(tls_dir) / "engine.pem", Path(tls_dir) / "engine-key.pem", Path(tls_dir) / "ca.pem")
+                if tls_dir
+                else None
+            )
+            transcripts = None
+            if self.suite.measure.transcripts:
+                transcripts = str(self.run_dir / "transcripts" / safe_label(config.label) / f"engine-{i}")
+            engine_config = EngineConfig(
+                tls=tls,
+                authkey=None if tls else base.authkey,
+                cores=placement.engine_cores,
+                timeout_s=self.suite.measure.timeout_s,
+                transcripts=transcripts,
+            )
+            parent, child = spawn.Pipe()
+            proc = spawn.Process(target=local_engine_main, args=(engine_config, child), name=f"engine-{i}", daemon=True)
+            proc.start()
+            procs[f"engine-{i}"], controls[f"engine-{i}"] = proc, parent
+            endpoints.append(tuple(self._control_recv(parent, procs, None, f"engine-{i}")))
+        return endpoints, tls_dir
 
     def _control_recv(self, control: Any, procs: dict[str, Any], records: Any, name: str) -> Any:
         deadline = time.monotonic() + self.suite.measure.timeout_s
@@ -185,7 +241,7 @@ class Runner:
 
     def _check_alive(self, procs: dict[str, Any], records: Any) -> None:
         for name, proc in procs.items():
-            if proc.exitcode not in (None, 0):
+            if proc.exitcode not in (None, 0) and records is not None:
                 problem, fix = f"{name} exited with code {proc.exitcode}", "see the message above"
                 try:
                     while True:

@@ -14,7 +14,23 @@ def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def summarize_run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+ENGINE_PHASES = ("encrypt", "serialize", "deserialize", "decrypt")
+
+
+def _host_cpu(rec: dict[str, Any]) -> float:
+    return sum(p["cpu_s"] for k, p in rec["phases"].items() if k != "wait")
+
+
+def _engine(rec: dict[str, Any], key: str) -> float | None:
+    engine = rec.get("engine")
+    if engine is None:
+        return None
+    if key == "cpu_s":
+        return sum(p["cpu_s"] for k, p in engine["phases"].items() if k not in ("wait", "receive"))
+    return engine[key]
+
+
+def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One row per configuration, in run order; overheads are ratios to the ``raw`` row."""
     configs: dict[str, dict[str, Any]] = {}
     rounds: dict[str, dict[int, dict]] = defaultdict(dict)
@@ -38,7 +54,9 @@ def summarize_run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         done = rounds.get(label, {})
         last = done[max(done)] if done else {}
         trained = [c for c in clients[label] if "train" in c.get("phases", {})]
-        cpu = [sum(p["cpu_s"] for k, p in c["phases"].items() if k != "wait") for c in trained]
+        cpu = [_host_cpu(c) for c in trained]
+        offload = conf.get("mode") == "offload"
+        uploads = [_engine(c, "aggregator_bytes_sent") if offload else c["bytes_sent"] for c in trained]
         phase_wall = {ph: _mean([c["phases"][ph]["wall_s"] for c in trained if ph in c["phases"]]) for ph in PHASES}
         agg_wall = {
             ph: _mean([a["phases"][ph]["wall_s"] for a in aggs[label] if ph in a["phases"]]) for ph in AGG_PHASES
@@ -56,7 +74,20 @@ def summarize_run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "max_abs_error": max((r.get("max_abs_error", 0.0) for r in done.values()), default=None),
                 "client_cpu_s_per_round": _mean(cpu),
                 "client_cpu_s_spread": (min(cpu), max(cpu)) if cpu else None,
-                "upload_bytes_per_client_round": _mean([c["bytes_sent"] for c in trained]),
+                "upload_bytes_per_client_round": _mean([u for u in uploads if u is not None]),
+                "host_engine_bytes_per_round": _mean([c["bytes_sent"] + c["bytes_received"] for c in trained])
+                if offload
+                else None,
+                "engine_cpu_s_per_round": _mean([_engine(c, "cpu_s") for c in trained]) if offload else None,
+                "engine_wall_s": {
+                    ph: _mean([c["engine"]["phases"][ph]["wall_s"] for c in trained if ph in c["engine"]["phases"]])
+                    for ph in ENGINE_PHASES
+                }
+                if offload
+                else {},
+                "engine_cores": trained[0]["engine"].get("cores") if offload and trained else None,
+                "host_cores": trained[0].get("affinity") if trained else None,
+                "round_wall_s": _mean([a["round_wall_s"] for a in aggs[label] if "round_wall_s" in a]),
                 "download_bytes_per_client_round": _mean([c["bytes_received"] for c in clients[label]]),
                 "aggregator_cpu_s_per_round": _mean(
                     [
@@ -74,7 +105,34 @@ def summarize_run(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         row["cpu_overhead_vs_raw"] = _ratio(row, raw, "client_cpu_s_per_round")
         row["bytes_overhead_vs_raw"] = _ratio(row, raw, "upload_bytes_per_client_round")
+        row["round_time_vs_raw"] = _ratio(row, raw, "round_wall_s")
+        host_he = next((r for r in rows if r["mode"] == "host-he" and r["adapter"] == row["adapter"]), None)
+        if row["mode"] == "offload":
+            row["round_time_vs_host_he"] = _ratio(row, host_he, "round_wall_s")
+            saved = _ratio(row, host_he, "client_cpu_s_per_round")
+            row["host_cpu_saved_vs_host_he"] = None if saved is None else 1.0 - saved
+            row["projected_engine_s"] = project(calibration, row) if calibration else None
     return rows
+
+
+def project(calibration: dict[str, Any], row: dict[str, Any]) -> dict[str, Any] | None:
+    """Engine phase times projected on the calibrated device: per-value costs measured there × values.
+
+    Labelled projected, kept apart from measured figures.
+    """
+    sizes = calibration.get("adapters", {}).get(row["adapter"])
+    if not sizes or not row.get("parameters"):
+        return None
+    size = min(sizes, key=lambda s: abs(int(s) - row["parameters"]))
+    ops = sizes[size]["operations"]
+    values = row["parameters"]
+    return {
+        "device": calibration.get("environment", {}).get("cpu_model"),
+        "calibrated_at_size": int(size),
+        "phases_s": {ph: ops[ph]["wall_s_per_value"] * values for ph in ENGINE_PHASES if ph in ops},
+        "total_s": sum(ops[ph]["wall_s_per_value"] * values for ph in ENGINE_PHASES if ph in ops),
+        "projected": True,
+    }
 
 
 def _ratio(row: dict, base: dict | None, key: str) -> float | None:

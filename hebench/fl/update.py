@@ -20,7 +20,7 @@ def load_vector(model: nn.Module, vector: np.ndarray) -> None:
     state, offset = model.state_dict(), 0
     for name, tensor in state.items():
         n = tensor.numel()
-        state[name] = torch.from_numpy(np.asarray(vector[offset : offset + n])).reshape(tensor.shape).to(tensor.dtype)
+        state[name] = torch.from_numpy(np.array(vector[offset : offset + n])).reshape(tensor.shape).to(tensor.dtype)
         offset += n
     model.load_state_dict(state)
 

@@ -1,0 +1,104 @@
+"""``hebench engine certs``: a CA and certificates for mutual TLS, made with ``cryptography``.
+
+Roles travel in the certificate's common name: the engine authorises key
+deliveries only from ``hebench-key-authority`` and sessions only from
+``hebench-host-*`` peers signed by the same CA.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+KEY_AUTHORITY_CN = "hebench-key-authority"
+HOST_CN_PREFIX = "hebench-host"
+ENGINE_CN = "hebench-engine"
+
+
+@dataclass(frozen=True)
+class TLSFiles:
+    cert: Path
+    key: Path
+    ca: Path
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name(
+        [x509.NameAttribute(NameOID.ORGANIZATION_NAME, "hebench"), x509.NameAttribute(NameOID.COMMON_NAME, cn)]
+    )
+
+
+def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
+    path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    path.chmod(0o600)
+
+
+def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, hosts: list[str]):
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.timezone.utc)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(cn))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
+            critical=False,
+        )
+    )
+    if server:
+        names: list[x509.GeneralName] = []
+        for h in hosts:
+            try:
+                names.append(x509.IPAddress(ipaddress.ip_address(h)))
+            except ValueError:
+                names.append(x509.DNSName(h))
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+    return key, builder.sign(ca_key, hashes.SHA256())
+
+
+def make_certificates(
+    outdir: Path, hosts: int = 4, engine_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), days: int = 30
+) -> dict[str, TLSFiles]:
+    """Write ca.pem and (cert, key) pairs for the engine, the key authority and ``hosts`` hosts."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = _name("hebench test CA")
+    now = dt.datetime.now(dt.timezone.utc)
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_path = outdir / "ca.pem"
+    ca_path.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    _write_key(ca_key, outdir / "ca-key.pem")
+    roles = {"engine": (ENGINE_CN, True), "key-authority": (KEY_AUTHORITY_CN, False)}
+    roles.update({f"host-{i}": (f"{HOST_CN_PREFIX}-{i}", False) for i in range(hosts)})
+    out = {}
+    for role, (cn, server) in roles.items():
+        key, cert = _issue(cn, ca_key, ca_name, server=server, days=days, hosts=list(engine_hosts))
+        cert_path, key_path = outdir / f"{role}.pem", outdir / f"{role}-key.pem"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        _write_key(key, key_path)
+        out[role] = TLSFiles(cert_path, key_path, ca_path)
+    return out

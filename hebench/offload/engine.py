@@ -1,0 +1,244 @@
+"""The offload engine: holds the keys, encrypts the host's update, decrypts the aggregate.
+
+A long-lived server (``hebench engine serve``) that can run on a DPU. Two
+kinds of peer connect: the key authority (pushes a secret key set per epoch;
+with TLS only a peer whose certificate names it the key authority is
+accepted) and hosts (one session each). For a session the engine dials the
+aggregator as that client's proxy: the host sends plaintext to the engine
+only; the aggregator receives ciphertext only. The update streams through in
+chunks, and a sender thread forwards chunk k while chunk k+1 is encrypted.
+Per-round engine measurements travel back to the host in the result message.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hebench.errors import HebenchError, PartyError
+from hebench.fl.keyring import KeyRing
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.transport import Channel, Message, connect
+from hebench.offload import stream
+from hebench.offload.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    tls: TLSFiles | None = None
+    authkey: bytes | None = None  # shared key when running without TLS (local engines)
+    cores: tuple[int, ...] | None = None
+    timeout_s: float = 900.0
+    transcripts: str | None = None  # folder: keep every byte received (security tests)
+
+
+class EngineServer:
+    def __init__(self, config: EngineConfig) -> None:
+        if config.tls is None and config.authkey is None:
+            raise PartyError("an engine needs TLS certificates or a shared key", "pass --tls-cert/--tls-key/--tls-ca")
+        self.config = config
+        if config.cores:
+            os.sched_setaffinity(0, set(config.cores))
+        self.keys = KeyRing(timeout_s=config.timeout_s)
+        self._tls = stream.server_context(config.tls) if config.tls else None
+        self._sock = stream.listen(config.host, config.port)
+        self.address: tuple[str, int] = self._sock.getsockname()[:2]
+        self.errors: list[str] = []
+
+    def _transcript(self, name: str):
+        if not self.config.transcripts:
+            return None
+        from pathlib import Path
+
+        folder = Path(self.config.transcripts)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{name}.bin"
+
+    def serve_forever(self) -> None:
+        while True:
+            try:
+                framed = stream.accept(self._sock, tls=self._tls, authkey=self.config.authkey)
+            except PartyError as err:  # one bad peer must not stop the engine
+                self.errors.append(err.problem)
+                continue
+            except OSError:
+                return  # listener closed
+            threading.Thread(target=self._handle, args=(framed,), daemon=True).start()
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def _handle(self, framed: stream.FramedSocket) -> None:
+        channel = Channel(framed, "peer", self.config.timeout_s)  # type: ignore[arg-type]
+        try:
+            hello = channel.recv("hello")
+            role, cn = hello.meta.get("role"), framed.peer_common_name()
+            if role == "key_authority":
+                if self._tls and cn != KEY_AUTHORITY_CN:
+                    raise PartyError(f"refused key delivery from '{cn}'", "only the key authority may deliver keys")
+                channel.peer = "key authority"
+                channel.record_to(self._transcript("engine-keys"))
+                self._receive_keys(channel)
+            elif role == "host":
+                if self._tls and not (cn or "").startswith(HOST_CN_PREFIX):
+                    raise PartyError(f"refused a session from '{cn}'", "hosts need a hebench-host certificate")
+                channel.peer = f"host {hello.meta.get('client')}"
+                channel.record_to(self._transcript("engine-from-host"))
+                Session(self, channel, hello.meta).run()
+            else:
+                raise PartyError(f"unknown role '{role}'", "connect as key_authority or host")
+        except HebenchError as err:
+            self.errors.append(err.problem)
+            try:
+                channel.send(Message("error", {"problem": f"engine: {err.problem}", "fix": err.fix}))
+            except PartyError:
+                pass
+        finally:
+            channel.close()
+
+    def _receive_keys(self, channel: Channel) -> None:
+        while True:
+            msg = channel.recv()
+            if msg.kind == "done":
+                return
+            if msg.kind != "keys":
+                raise PartyError(f"unexpected '{msg.kind}' from the key authority", "protocol mismatch")
+            self.keys.add(int(msg.meta["epoch"]), msg.parts[0])
+
+
+class Session:
+    """One host's rounds: relay between the host (plaintext) and the aggregator (ciphertext)."""
+
+    def __init__(self, engine: EngineServer, host: Channel, hello: dict[str, Any]) -> None:
+        self.engine, self.host = engine, host
+        self.client = int(hello["client"])
+        self.samples = int(hello["samples"])
+        self.chunk_values = int(hello["chunk_values"])
+        address = tuple(hello["aggregator"])
+        self.agg = connect(address, bytes.fromhex(hello["authkey"]), "aggregator", engine.config.timeout_s)  # type: ignore[arg-type]
+        self.meter = PhaseMeter()
+
+    def run(self) -> None:
+        self.agg.send(Message("hello", {"role": "client", "client": self.client, "samples": self.samples}))
+        try:
+            while True:
+                msg = self.agg.recv()
+                if msg.kind == "done":
+                    self.host.send(Message("done"))
+                    return
+                self._round(msg)
+        finally:
+            self.agg.close()
+
+    def _round(self, msg: Message) -> None:
+        r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
+        before = (self.host.bytes_sent, self.host.bytes_received, self.agg.bytes_sent, self.agg.bytes_received)
+        with self.meter.phase("keys"):
+            adapter = self.engine.keys.get(epoch)
+        if msg.kind == "train":
+            self.host.send(Message("train", {"round": r, "epoch": epoch}))
+            self._stream_update(adapter, r)
+            with self.meter.phase("wait"):
+                msg = self.agg.recv("aggregate")
+        if msg.kind != "aggregate":
+            raise PartyError(
+                f"expected 'train' or 'aggregate' from the aggregator, got '{msg.kind}'", "protocol mismatch"
+            )
+        with self.meter.phase("deserialize"):
+            encs = [adapter.deserialize(p) for p in msg.parts]
+        with self.meter.phase("decrypt"):
+            vector = np.concatenate([adapter.decrypt(e) for e in encs]).astype("<f4")
+        report = {
+            "cores": sorted(os.sched_getaffinity(0)),
+            "host_bytes_sent": self.host.bytes_sent - before[0],
+            "host_bytes_received": self.host.bytes_received - before[1],
+            "aggregator_bytes_sent": self.agg.bytes_sent - before[2],
+            "aggregator_bytes_received": self.agg.bytes_received - before[3],
+            **self.meter.take(),
+        }
+        meta = {"round": r, "epoch": epoch, "weights": msg.meta["weights"], "engine": report}
+        self.host.send(Message("result", meta, (vector.tobytes(),)))
+        self.host.recv("ack")
+        self.agg.send(Message("ack", {"round": r}))
+
+    def _stream_update(self, adapter: Any, r: int) -> None:
+        """Encrypt chunks as they arrive; a sender thread forwards the previous chunk meanwhile."""
+        outbox: queue.Queue[Message | None] = queue.Queue(maxsize=4)
+        failure: list[BaseException] = []
+
+        def sender() -> None:
+            try:
+                while (item := outbox.get()) is not None:
+                    self.agg.send(item)
+            except BaseException as err:  # surfaced after the join below
+                failure.append(err)
+
+        thread = threading.Thread(target=sender, daemon=True)
+        thread.start()
+        # encrypt whole ciphertexts: chunk_values rounded to a multiple of the adapter's slots
+        size = max(adapter.slots, self.chunk_values // adapter.slots * adapter.slots)
+        pending = np.empty(0, dtype="<f4")
+
+        def forward(values: np.ndarray) -> None:
+            with self.meter.phase("encrypt"):
+                enc = adapter.encrypt(values)
+            with self.meter.phase("serialize"):
+                blob = adapter.serialize(enc)
+            with self.meter.phase("send"):
+                outbox.put(Message("update_chunk", {"round": r}, (blob,)))
+
+        try:
+            while True:
+                with self.meter.phase("receive"):
+                    msg = self.host.recv()
+                if msg.kind == "update_end":
+                    if len(pending):
+                        forward(pending)
+                    outbox.put(Message("update_end", {"round": r, "samples": int(msg.meta["samples"])}))
+                    break
+                if msg.kind != "update_chunk":
+                    raise PartyError(f"expected update chunks from the host, got '{msg.kind}'", "protocol mismatch")
+                pending = np.concatenate([pending, np.frombuffer(msg.parts[0], dtype="<f4")])
+                while len(pending) >= size:
+                    forward(pending[:size])
+                    pending = pending[size:]
+        finally:
+            outbox.put(None)
+            with self.meter.phase("send"):
+                thread.join()
+        if failure:
+            raise PartyError(f"forwarding to the aggregator failed: {failure[0]}", "see the aggregator's error")
+
+
+def serve(config: EngineConfig, ready: Any = None) -> None:
+    """Run an engine until its listener closes; ``ready(address)`` is called once it listens."""
+    server = EngineServer(config)
+    if ready is not None:
+        ready(server.address)
+    try:
+        server.serve_forever()
+    finally:
+        server.close()
+
+
+def local_engine_main(config: EngineConfig, control: Any) -> None:
+    """Process entry for an engine the runner starts on this machine."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    serve(config, ready=control.send)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,151 @@
+"""Engine failures give clear errors; completed rounds stay; --resume continues."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hebench.cli.main import app
+from hebench.errors import PartyError
+from hebench.fl.transport import Channel, Message
+from hebench.offload.certs import make_certificates
+from hebench.offload.engine import EngineConfig, EngineServer
+from hebench.offload.stream import dial
+from hebench.results import read_records
+from tests.conftest import INSTALLED
+
+pytestmark = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+
+
+@pytest.fixture
+def engine(tmp_path):
+    files = make_certificates(tmp_path / "certs", hosts=2)
+    server = EngineServer(EngineConfig(tls=files["engine"], timeout_s=10))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server, files
+    server.close()
+
+
+def test_engine_refuses_a_client_without_a_valid_certificate(engine, tmp_path):
+    server, files = engine
+    strangers = make_certificates(tmp_path / "other-ca", hosts=1)
+    with pytest.raises(PartyError, match="TLS handshake"):  # a certificate from another CA
+        dial(server.address, tls=strangers["host-0"], authkey=None, peer="engine")
+    # trusts the engine, but presents no client certificate: the engine must refuse the session
+    context = ssl.create_default_context(cafile=str(files["engine"].ca))
+    raw = socket.create_connection(server.address, timeout=5)
+    with pytest.raises((ssl.SSLError, ConnectionResetError, BrokenPipeError)):
+        tls = context.wrap_socket(raw, server_hostname="127.0.0.1")
+        tls.sendall(b"\x00" * 8)
+        if tls.recv(16) == b"":  # TLS 1.3 reports the refusal on the first read
+            raise ConnectionResetError("closed by the engine")
+    raw.close()
+    for _ in range(50):
+        if len(server.errors) >= 2:
+            break
+        time.sleep(0.1)
+    assert len(server.errors) >= 2 and all("refused a peer" in e for e in server.errors)
+
+
+def test_engine_takes_keys_only_from_the_key_authority(engine):
+    server, files = engine
+    framed = dial(server.address, tls=files["host-0"], authkey=None, peer="engine")
+    ch = Channel(framed, "engine", 5)  # type: ignore[arg-type]
+    ch.send(Message("hello", {"role": "key_authority"}))
+    with pytest.raises(PartyError, match="refused key delivery"):
+        ch.recv()
+
+
+def test_unreachable_engine_is_a_clear_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(PartyError) as info:
+        dial(("127.0.0.1", port), tls=None, authkey=b"k", peer="engine 0")
+    assert "cannot reach engine 0" in str(info.value) and "hebench engine serve" in info.value.fix
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_engine(port: int, certs: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hebench",
+            "engine",
+            "serve",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--tls-cert",
+            str(certs / "engine.pem"),
+            "--tls-key",
+            str(certs / "engine-key.pem"),
+            "--tls-ca",
+            str(certs / "ca.pem"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert "engine listening" in proc.stderr.readline()
+    return proc
+
+
+def test_engine_killed_mid_run_keeps_rounds_and_resume_finishes(tmp_path):
+    certs = tmp_path / "certs"
+    result = CliRunner().invoke(app, ["engine", "certs", str(certs), "--hosts", "2"])
+    assert result.exit_code == 0 and (certs / "host-1.pem").exists()
+    ports = [_free_port(), _free_port()]
+    engines = [_start_engine(p, certs) for p in ports]
+    suite = {
+        "name": "remote",
+        "data": {"dataset": "digits", "clients": 2},
+        "model": {"name": "mlp", "hidden": 4},
+        "training": {"rounds": 3},
+        "configurations": [{"mode": "offload", "adapter": "tenseal-ckks"}],
+        "offload": {"engines": [f"127.0.0.1:{p}" for p in ports], "tls_dir": str(certs)},
+        "measure": {"timeout_s": 60},
+    }
+    path, out = tmp_path / "suite.yaml", tmp_path / "out"
+    path.write_text(yaml.safe_dump(suite))
+
+    def kill_after_first_round() -> None:
+        results = out / "results.jsonl"
+        for _ in range(600):
+            if results.exists() and read_records(results, kind="round").records:
+                engines[1].kill()
+                return
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=kill_after_first_round, daemon=True)
+    killer.start()
+    try:
+        first = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
+        killer.join(timeout=5)
+        assert first.exit_code == 4, first.output
+        assert "engine" in first.output and "Traceback" not in first.output
+        done = [r["round"] for r in read_records(out / "results.jsonl", kind="round").records]
+        assert done and done == list(range(len(done))) and len(done) < 3
+        engines[1].wait(timeout=10)
+        engines[1] = _start_engine(ports[1], certs)
+        second = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--resume", "--format", "json"])
+        assert second.exit_code == 0, second.output
+        assert json.loads(second.stdout)["summary"][0]["rounds_done"] == 3
+    finally:
+        for proc in engines:
+            proc.kill()
