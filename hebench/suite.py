@@ -53,12 +53,22 @@ class TrainingSpec(_Frozen):
     key_rotation_rounds: int | None = Field(None, ge=1)  # new keys every K rounds (None: one key set per run)
 
 
+class SelectiveSpec(_Frozen):
+    """Encrypt only the parameters a mask selects (FedML-HE); the rest travels in plaintext."""
+
+    mask: Literal["sensitivity", "magnitude", "random", "layers"] = "sensitivity"
+    ratio: float = Field(0.1, ge=0, le=1)  # fraction encrypted (ignored by layers)
+    layers: tuple[str, ...] = ("first", "last")  # names or patterns, for mask: layers
+    samples: int = Field(16, ge=1)  # K local samples the sensitivity map averages over
+
+
 class Configuration(_Frozen):
     name: str | None = None
     mode: Literal["raw", "host-he", "offload"] = "raw"
     adapter: str = "plain"
     params: dict[str, Any] = Field(default_factory=dict)
     packing: Literal["flat", "per-layer"] = "flat"
+    selective: SelectiveSpec | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Configuration:
@@ -70,6 +80,10 @@ class Configuration(_Frozen):
             raise ValueError("mode raw sends plaintext: use adapter: plain (or mode: host-he)")
         if self.mode != "raw" and self.adapter == "plain":
             raise ValueError(f"mode {self.mode} needs an HE adapter, not plain (e.g. adapter: tenseal-ckks)")
+        if self.selective is not None and self.mode == "raw":
+            raise ValueError("selective encryption needs an HE mode (host-he or offload), not raw")
+        if self.selective is not None and self.packing != "flat":
+            raise ValueError("selective encryption packs the encrypted coordinates flat: use packing: flat")
         if self.mode == "offload" and self.packing != "flat":
             raise ValueError("offload engines stream the flat update in chunks: use packing: flat")
         return self
@@ -79,6 +93,9 @@ class Configuration(_Frozen):
         if self.name:
             return self.name
         base = self.mode if self.mode == "raw" else f"{self.mode}/{self.adapter}"
+        if self.selective is not None:
+            sel = self.selective
+            base += f"/sel-layers-{'+'.join(sel.layers)}" if sel.mask == "layers" else f"/sel-{sel.mask}-{sel.ratio:g}"
         return base + ("/per-layer" if self.packing == "per-layer" else "")
 
 
@@ -92,6 +109,22 @@ class OffloadSpec(_Frozen):
     host_cores: tuple[int, ...] | None = None  # default: the other cores
     chunk_values: int = Field(65536, ge=1)  # values per streamed chunk (host -> engine -> aggregator)
     calibration: str | None = None  # `compare libraries --calibration-out` file from the target device
+
+
+class PrivacySpec(_Frozen):
+    """Gradient-inversion attacks scored against each configuration, and a privacy–overhead frontier."""
+
+    attack: Literal["dlg", "idlg", "inverting-gradients"] = "dlg"
+    model: Literal["cnn_dropout", "lenet", "mlp", "resnet18"] = "lenet"  # DLG's sigmoid LeNet
+    batch_size: int = Field(1, ge=1)
+    images: int = Field(4, ge=1)  # victim batches
+    seeds: int = Field(2, ge=1)  # model initialisations per batch
+    restarts: int = Field(4, ge=1)  # attack restarts; the best by the attacker's own gradient loss is kept
+    steps: int | None = Field(None, ge=1)  # default: the attack's own (DLG 300)
+    against_configurations: bool = True  # attack what the aggregator saw in each configuration
+    masks: tuple[Literal["sensitivity", "magnitude", "random"], ...] = ()  # frontier: masks x ratios
+    ratios: tuple[float, ...] = ()
+    sensitivity_samples: int = Field(16, ge=1)
 
 
 class MeasureSpec(_Frozen):
@@ -109,6 +142,7 @@ class Suite(_Frozen):
     training: TrainingSpec = TrainingSpec()
     configurations: tuple[Configuration, ...] = Field(min_length=1)
     offload: OffloadSpec = OffloadSpec()
+    privacy: PrivacySpec | None = None
     measure: MeasureSpec = MeasureSpec()
 
     @model_validator(mode="after")

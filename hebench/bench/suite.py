@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("reports/bench"))
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--budget", type=float, default=20.0)
-    parser.add_argument("--only", default="libraries,paillier_packing,fl_round", help="benchmarks to run")
+    parser.add_argument("--only", default="libraries,paillier_packing,fl_round,offload_round", help="benchmarks to run")
     parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -66,6 +66,11 @@ def main() -> None:
 
         result = fl_round(with_paillier=args.with_paillier)
         (args.out / "fl_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "offload_round" in only:
+        from hebench.bench.offload_round import offload_round
+
+        result = offload_round()
+        (args.out / "offload_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from rich.console import Console
 from hebench.errors import HebenchError, ParameterError
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # one message per line, whatever the width
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -125,4 +125,9 @@ def run(
         return
     for table in summary_tables(rows):
         console.print(table)
+    attacks = read_records(results, kind="attack_summary").records
+    if attacks:
+        from hebench.cli.attack import attack_table
+
+        console.print(attack_table(attacks))
     console.print(f"[dim]records: {results}[/]")

@@ -9,12 +9,17 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto import load_adapter
+from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
 from hebench.fl.fedavg import fedavg_weights, weighted_sum
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.transport import Channel, Message, accept, connect, listen
+from hebench.selective.agreement import needs_agreement
+from hebench.selective.split import PLAIN, parts_of
+
+Update = tuple[dict[str, Any], tuple[bytes, ...]]
 
 
 def selected_clients(seed: int, round_index: int, clients: int, per_round: int | None) -> list[int]:
@@ -23,78 +28,107 @@ def selected_clients(seed: int, round_index: int, clients: int, per_round: int |
     return sorted(np.random.default_rng([seed, round_index]).choice(clients, per_round, replace=False).tolist())
 
 
-def receive_update(channel: Channel) -> tuple[dict[str, Any], tuple[bytes, ...]]:
+def receive_update(channel: Channel) -> Update:
     """One client's update: a single message (host-he) or a stream of chunks (offload engines)."""
     msg = channel.recv()
     if msg.kind == "update":
         return msg.meta, msg.parts
-    parts: list[bytes] = []
-    while msg.kind == "update_chunk":
-        parts.extend(msg.parts)
+    cipher: list[bytes] = []
+    plain: list[bytes] = []
+    while msg.kind in ("update_chunk", "plain_part"):
+        (cipher if msg.kind == "update_chunk" else plain).extend(msg.parts)
         msg = channel.recv()
     if msg.kind != "update_end":
         raise PartyError(
             f"expected an update from {channel.peer}, got '{msg.kind}'", "protocol mismatch: same hebench?"
         )
-    return msg.meta, tuple(parts)
+    return {**msg.meta, "plain_parts": len(plain)}, tuple(cipher + plain)
 
 
-def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None:
-    meter = PhaseMeter()
-    listener = listen(ctx.authkey)
-    control.send(listener.address)
-    ka_address = control.recv()
-    ka = connect(ka_address, ctx.authkey, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"))
-    ka.send(Message("hello", {"role": "aggregator"}))
-    n = ctx.suite.data.clients
-    channels = {}
-    for _ in range(n):
-        ch = accept(listener, "a client", ctx.timeout_s, None)
-        hello = ch.recv("hello")
-        index = int(hello.meta["client"])
-        ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.mode == "offload" else "")
-        ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
-        channels[index] = ch
-    listener.close()
-    records.put({"kind": "party_setup", "role": "aggregator", **meter.take()})
+def sum_updates(
+    adapter: HEAdapter, updates: dict[int, Update], weights: dict[int, float]
+) -> tuple[tuple[bytes, ...], int]:
+    """Weighted sums of the ciphertext parts (public keys) and of any plaintext parts: (blobs, plaintext count)."""
+    cipher, plain = {}, {}
+    for i, (meta, parts) in updates.items():
+        c, p = parts_of(parts, int(meta.get("plain_parts", 0)))
+        cipher[i] = [adapter.deserialize(b) for b in c]
+        plain[i] = [PLAIN.deserialize(b) for b in p]
+    encrypted = [adapter.serialize(e) for e in weighted_sum(adapter, cipher, weights)]
+    plain_sum = [PLAIN.serialize(e) for e in weighted_sum(PLAIN, plain, weights)]
+    return tuple(encrypted + plain_sum), len(plain_sum)
 
-    epoch, adapter = None, None
-    for r in range(ctx.start_round, ctx.suite.training.rounds):
-        started = time.perf_counter()
-        before = {i: (c.bytes_sent, c.bytes_received) for i, c in channels.items()}
-        wanted = epoch_of(r, ctx.suite.training.key_rotation_rounds)
-        if wanted != epoch:
-            with meter.phase("keys"):
-                ka.send(Message("epoch", {"epoch": wanted}))
-                adapter = load_adapter(ka.recv("keys").parts[0])
-            epoch = wanted
-            if adapter.has_secret_key and ctx.config.mode != "raw":
+
+class Aggregator:
+    def __init__(self, ctx: PartyContext, ka: Channel, channels: dict[int, Channel], records: Any) -> None:
+        self.ctx, self.ka, self.channels, self.records = ctx, ka, channels, records
+        self.meter = PhaseMeter()
+        self.epoch: int | None = None
+        self.adapter: HEAdapter | None = None
+
+    def adapter_for(self, round_index: int) -> tuple[int, HEAdapter]:
+        """Public keys of the round's epoch, fetched from the key authority when it changes."""
+        wanted = epoch_of(round_index, self.ctx.suite.training.key_rotation_rounds)
+        if wanted != self.epoch:
+            with self.meter.phase("keys"):
+                self.ka.send(Message("epoch", {"epoch": wanted}))
+                fresh = load_adapter(self.ka.recv("keys").parts[0])
+            if fresh.has_secret_key and self.ctx.config.mode != "raw":
                 raise PartyError(
                     "the aggregator was handed a secret key", "the key authority must send public keys only"
                 )
-        assert adapter is not None
-        chosen = selected_clients(ctx.suite.seed, r, n, ctx.suite.training.clients_per_round)
+            self.epoch, self.adapter = wanted, fresh
+        assert self.adapter is not None and self.epoch is not None
+        return self.epoch, self.adapter
+
+    def _traffic(self) -> dict[int, tuple[int, int]]:
+        return {i: (c.bytes_sent, c.bytes_received) for i, c in self.channels.items()}
+
+    def _traffic_since(self, before: dict[int, tuple[int, int]]) -> dict[str, int]:
+        return {
+            "bytes_received": sum(c.bytes_received - before[i][1] for i, c in self.channels.items()),
+            "bytes_sent": sum(c.bytes_sent - before[i][0] for i, c in self.channels.items()),
+        }
+
+    def agree_mask(self) -> None:
+        """FedML-HE mask agreement: sum the clients' encrypted score maps, send the sum back."""
+        before = self._traffic()
+        epoch, adapter = self.adapter_for(self.ctx.start_round)
+        for ch in self.channels.values():
+            ch.send(Message("map", {"round": -1, "epoch": epoch}))
+        with self.meter.phase("receive"):
+            maps = {i: receive_update(ch) for i, ch in self.channels.items()}
+        with self.meter.phase("aggregate"):
+            blobs, _ = sum_updates(adapter, maps, fedavg_weights({i: 1 for i in maps}))
+        for ch in self.channels.values():
+            ch.send(Message("map_sum", {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}, blobs))
+        for ch in self.channels.values():
+            ch.recv("ack")
+        self.records.put(
+            {"kind": "mask_agreement", "role": "aggregator", **self._traffic_since(before), **self.meter.take()}
+        )
+
+    def round(self, r: int) -> None:
+        started, before = time.perf_counter(), self._traffic()
+        epoch, adapter = self.adapter_for(r)
+        suite = self.ctx.suite
+        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
         for i in chosen:
-            channels[i].send(Message("train", {"round": r, "epoch": epoch}))
-        updates = {}
-        with meter.phase("receive"):
-            for i in chosen:
-                updates[i] = receive_update(channels[i])
+            self.channels[i].send(Message("train", {"round": r, "epoch": epoch}))
+        with self.meter.phase("receive"):
+            updates = {i: receive_update(self.channels[i]) for i in chosen}
         weights = fedavg_weights({i: int(updates[i][0]["samples"]) for i in chosen})
-        with meter.phase("deserialize"):
-            encs = {i: [adapter.deserialize(p) for p in updates[i][1]] for i in chosen}
-        with meter.phase("aggregate"):
-            aggregate = weighted_sum(adapter, encs, weights)
-        with meter.phase("serialize"):
-            blobs = tuple(adapter.serialize(e) for e in aggregate)
+        with self.meter.phase("aggregate"):
+            blobs, plain_parts = sum_updates(adapter, updates, weights)
         wire_weights = {str(i): w for i, w in weights.items()}
-        with meter.phase("send"):
-            for ch in channels.values():
-                ch.send(Message("aggregate", {"round": r, "epoch": epoch, "weights": wire_weights}, blobs))
-        with meter.phase("wait"):
-            for ch in channels.values():
+        meta = {"round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
+        with self.meter.phase("send"):
+            for ch in self.channels.values():
+                ch.send(Message("aggregate", meta, blobs))
+        with self.meter.phase("wait"):
+            for ch in self.channels.values():
                 ch.recv("ack")
-        records.put(
+        self.records.put(
             {
                 "kind": "party_round",
                 "role": "aggregator",
@@ -102,14 +136,36 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
                 "epoch": epoch,
                 "selected": chosen,
                 "weights": wire_weights,
-                "bytes_received": sum(c.bytes_received - before[i][1] for i, c in channels.items()),
-                "bytes_sent": sum(c.bytes_sent - before[i][0] for i, c in channels.items()),
+                **self._traffic_since(before),
                 "update_bytes": {str(i): sum(len(p) for p in updates[i][1]) for i in chosen},
                 "aggregate_bytes": sum(len(b) for b in blobs),
+                "plain_parts": plain_parts,
                 "round_wall_s": time.perf_counter() - started,
-                **meter.take(),
+                **self.meter.take(),
             }
         )
+
+
+def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None:
+    listener = listen(ctx.authkey)
+    control.send(listener.address)
+    ka_address = control.recv()
+    ka = connect(ka_address, ctx.authkey, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"))
+    ka.send(Message("hello", {"role": "aggregator"}))
+    channels: dict[int, Channel] = {}
+    for _ in range(ctx.suite.data.clients):
+        ch = accept(listener, "a client", ctx.timeout_s, None)
+        index = int(ch.recv("hello").meta["client"])
+        ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.mode == "offload" else "")
+        ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
+        channels[index] = ch
+    listener.close()
+    agg = Aggregator(ctx, ka, channels, records)
+    records.put({"kind": "party_setup", "role": "aggregator", **agg.meter.take()})
+    if needs_agreement(ctx.config.selective):
+        agg.agree_mask()
+    for r in range(ctx.start_round, ctx.suite.training.rounds):
+        agg.round(r)
     for ch in channels.values():
         ch.send(Message("done"))
         ch.close()

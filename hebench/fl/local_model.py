@@ -6,6 +6,7 @@ out-of-band oracle records the runner uses to check decryption error.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from hebench.fl.party import PartyContext, safe_label
 from hebench.fl.training import evaluate, train_locally
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
+from hebench.selective.agreement import client_map, mask_from, needs_agreement
 
 
 class LocalModel:
@@ -26,6 +28,35 @@ class LocalModel:
         if ctx.initial is not None:
             load_vector(self.model, ctx.initial)
         self.checkpoints = ctx.run_dir / "checkpoints" / safe_label(ctx.config.label)
+
+    def initial_mask(self) -> np.ndarray | None:
+        """The selective mask known before any agreement (layer masks), else None."""
+        spec = self.ctx.config.selective
+        if spec is None or needs_agreement(spec):
+            return None
+        return self._saved(mask_from(spec, self.model, None))
+
+    def score_map(self) -> np.ndarray:
+        spec = self.ctx.config.selective
+        assert spec is not None
+        return client_map(spec, self.model, self.data.x, self.data.y, self.ctx.suite.seed)
+
+    def agree(self, summed: np.ndarray) -> np.ndarray:
+        spec = self.ctx.config.selective
+        assert spec is not None
+        return self._saved(mask_from(spec, self.model, summed))
+
+    @staticmethod
+    def mask_digest(mask: np.ndarray) -> str:
+        return hashlib.sha256(np.packbits(mask).tobytes()).hexdigest()
+
+    def _saved(self, mask: np.ndarray) -> np.ndarray:
+        """The evaluating client keeps the agreed mask with the run (attacks and reports read it)."""
+        if self.ctx.client_index == 0:
+            folder = self.ctx.run_dir / "masks"
+            folder.mkdir(parents=True, exist_ok=True)
+            np.save(folder / f"{safe_label(self.ctx.config.label)}.npy", mask)
+        return mask
 
     @property
     def samples(self) -> int:

@@ -110,7 +110,20 @@ class Runner:
                     self.on_event(RunEvent(config.label, None, skipped=True))
                     continue
                 self._run_config(config, data, start, writer)
+            self._run_attacks(writer, resume)
         return results
+
+    def _run_attacks(self, writer: ResultWriter, resume: bool) -> None:
+        """The suite's privacy section, after the runs: what each configuration's aggregator could reconstruct."""
+        from hebench.inversion.campaign import plans_for, run_campaign
+
+        plans = plans_for(self.suite)
+        if resume:
+            finished = {r["plan"] for r in read_records(self.run_dir / RESULTS_FILE, kind="attack_summary").records}
+            plans = [p for p in plans if p.name not in finished]
+        for plan in plans:
+            self.on_event(RunEvent(f"attack {plan.name}", None))
+            run_campaign([plan], writer, self.run_dir / "attacks")
 
     def _initial(self, config: Configuration, start: int) -> np.ndarray | None:
         if start == 0:
@@ -273,7 +286,7 @@ class Runner:
             kind = rec.pop("kind")
             if kind == "party_error":
                 raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
-            if kind in ("keygen", "party_setup"):
+            if kind in ("keygen", "party_setup", "mask_agreement"):
                 writer.write(kind, {"config": label, **rec})
                 continue
             r = int(rec["round"])

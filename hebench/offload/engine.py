@@ -17,7 +17,7 @@ import queue
 import socket
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.transport import Channel, Message, connect
 from hebench.offload import stream
 from hebench.offload.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles
+from hebench.selective.split import parts_of
 
 
 @dataclass(frozen=True)
@@ -138,24 +139,28 @@ class Session:
         finally:
             self.agg.close()
 
+    REPLIES: ClassVar[dict[str, tuple[str, str]]] = {"train": ("aggregate", "result"), "map": ("map_sum", "map_result")}
+
     def _round(self, msg: Message) -> None:
+        """A training round ("train") or the mask agreement ("map"): relay, encrypt, decrypt."""
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = (self.host.bytes_sent, self.host.bytes_received, self.agg.bytes_sent, self.agg.bytes_received)
         with self.meter.phase("keys"):
             adapter = self.engine.keys.get(epoch)
-        if msg.kind == "train":
-            self.host.send(Message("train", {"round": r, "epoch": epoch}))
+        expect, result_kind = self.REPLIES.get(msg.kind, ("aggregate", "result"))
+        if msg.kind in self.REPLIES:
+            self.host.send(Message(msg.kind, {"round": r, "epoch": epoch}))
             self._stream_update(adapter, r)
             with self.meter.phase("wait"):
-                msg = self.agg.recv("aggregate")
-        if msg.kind != "aggregate":
-            raise PartyError(
-                f"expected 'train' or 'aggregate' from the aggregator, got '{msg.kind}'", "protocol mismatch"
-            )
+                msg = self.agg.recv(expect)
+        if msg.kind != expect:
+            raise PartyError(f"expected '{expect}' from the aggregator, got '{msg.kind}'", "protocol mismatch")
+        cipher, plain = parts_of(msg.parts, int(msg.meta.get("plain_parts", 0)))
         with self.meter.phase("deserialize"):
-            encs = [adapter.deserialize(p) for p in msg.parts]
+            encs = [adapter.deserialize(p) for p in cipher]
         with self.meter.phase("decrypt"):
-            vector = np.concatenate([adapter.decrypt(e) for e in encs]).astype("<f4")
+            decrypted = [adapter.decrypt(e) for e in encs]
+            vector = (np.concatenate(decrypted) if decrypted else np.empty(0)).astype("<f4")
         report = {
             "cores": sorted(os.sched_getaffinity(0)),
             "host_bytes_sent": self.host.bytes_sent - before[0],
@@ -164,8 +169,8 @@ class Session:
             "aggregator_bytes_received": self.agg.bytes_received - before[3],
             **self.meter.take(),
         }
-        meta = {"round": r, "epoch": epoch, "weights": msg.meta["weights"], "engine": report}
-        self.host.send(Message("result", meta, (vector.tobytes(),)))
+        meta = {"round": r, "epoch": epoch, "weights": msg.meta["weights"], "engine": report, "plain_parts": len(plain)}
+        self.host.send(Message(result_kind, meta, (vector.tobytes(), *plain)))  # plaintext parts pass through
         self.host.recv("ack")
         self.agg.send(Message("ack", {"round": r}))
 
@@ -204,6 +209,9 @@ class Session:
                         forward(pending)
                     outbox.put(Message("update_end", {"round": r, "samples": int(msg.meta["samples"])}))
                     break
+                if msg.kind == "plain_part":  # selective: the unencrypted coordinates, forwarded as they are
+                    outbox.put(Message("plain_part", {"round": r}, msg.parts))
+                    continue
                 if msg.kind != "update_chunk":
                     raise PartyError(f"expected update chunks from the host, got '{msg.kind}'", "protocol mismatch")
                 pending = np.concatenate([pending, np.frombuffer(msg.parts[0], dtype="<f4")])

@@ -1,0 +1,1 @@
+"""Gradient inversion: what the aggregator can reconstruct from what it received."""

@@ -1,0 +1,1 @@
+"""Selective parameter encryption: which coordinates of an update to encrypt."""
