@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hebench import __version__
-from hebench.cli import attack, backends, compare, datasets, engine, run
+from hebench.cli import attack, backends, compare, datasets, engine, report, run
 
 app = typer.Typer(
     name="hebench",
@@ -19,6 +19,7 @@ app.command("run")(run.run)
 app.add_typer(datasets.app, name="datasets")
 app.add_typer(engine.app, name="engine")
 app.command("attack")(attack.attack)
+app.command("report")(report.report)
 
 
 def _version(value: bool) -> None:

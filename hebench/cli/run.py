@@ -86,6 +86,7 @@ def run(
     set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+    report: bool = typer.Option(False, "--report", help="write reports/<suite>.html at the end"),
 ) -> None:
     """Run every configuration of a suite with the same data, seed and initial model."""
     suite = load_suite(suite_file, set_)
@@ -120,8 +121,20 @@ def run(
         results = Runner(suite, run_dir, on_event).run(resume=resume)
     calibration = json.loads(Path(suite.offload.calibration).read_text()) if suite.offload.calibration else None
     rows = summarize_run(read_records(results).records, calibration)
+    report_path = None
+    if report:
+        from hebench.report.build import build_report
+
+        report_path = build_report([run_dir], Path("reports") / f"{suite.name}.html")
     if fmt is OutputFormat.json:
-        print_json({"results": str(results), "suite_hash": suite.digest(), "summary": rows})
+        print_json(
+            {
+                "results": str(results),
+                "suite_hash": suite.digest(),
+                "summary": rows,
+                "report": str(report_path) if report_path else None,
+            }
+        )
         return
     for table in summary_tables(rows):
         console.print(table)
@@ -131,3 +144,5 @@ def run(
 
         console.print(attack_table(attacks))
     console.print(f"[dim]records: {results}[/]")
+    if report_path:
+        console.print(f"report: {report_path}")

@@ -144,6 +144,7 @@ class Runner:
                 "adapter": config.adapter,
                 "params": config.params,
                 "packing": config.packing,
+                "selective": config.selective.model_dump(mode="json") if config.selective else None,
                 "model": suite.model.name,
                 "parameters": parameter_count(model),
                 "start_round": start,

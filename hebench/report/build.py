@@ -1,0 +1,303 @@
+"""Assemble and write one self-contained HTML report (figures inlined; PNG, SVG and CSV beside it)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import datetime as dt
+import itertools
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from hebench import __version__
+from hebench.measure.environment import comparable
+from hebench.report import figures as F
+from hebench.report.advice import advise
+from hebench.report.load import Source, load_source
+from hebench.report.model_fit import fit
+
+COST_COLUMNS = [
+    ("config", "configuration"),
+    ("accuracy", "accuracy"),
+    ("client_cpu_s_per_round", "host CPU s/round"),
+    ("engine_cpu_s_per_round", "engine CPU s/round"),
+    ("upload_bytes_per_client_round", "upload B/round"),
+    ("bytes_overhead_vs_raw", "bytes ×raw"),
+    ("cpu_overhead_vs_raw", "CPU ×raw"),
+    ("round_wall_s", "round s"),
+    ("peak_rss_bytes", "peak RSS B"),
+    ("max_abs_error", "max error"),
+]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def _spread(records: list[dict[str, Any]], label: str, key: str) -> tuple[float, float] | None:
+    values = [r[key] for r in records if r.get("config") == label and r.get(key) is not None]
+    return (min(values), max(values)) if values else None
+
+
+def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dict[str, Any]:
+    rows = source.summary()
+    rounds = source.kind("round")
+    clients = [r for r in source.kind("party_round") if r.get("role") == "client" and "train" in r.get("phases", {})]
+    for c in clients:
+        c["host_cpu_s"] = sum(p["cpu_s"] for k, p in c["phases"].items() if k != "wait")
+    section: dict[str, Any] = {
+        "label": source.label,
+        "rows": rows,
+        "figures": [],
+        "quality": [],
+        "notes": list(source.notes),
+        "advice": advise(rows, [], []),
+    }
+    if not rows:
+        return section
+    prefix = f"run{idx}"
+    section["table"] = {
+        "header": [h for _, h in COST_COLUMNS],
+        "rows": [[_fmt(r.get(k)) for k, _ in COST_COLUMNS] for r in rows],
+        "csv": write_csv(
+            files / f"{prefix}-costs.csv",
+            [h for _, h in COST_COLUMNS],
+            [[r.get(k) for k, _ in COST_COLUMNS] for r in rows],
+        ).name,
+    }
+    section["spread"] = [{"config": r["config"], "cpu": _spread(clients, r["config"], "host_cpu_s")} for r in rows]
+    section["figures"].append(
+        (
+            "Wall time per phase per round (client, or engine under offload; and aggregation)",
+            figs.add(f"{prefix}-phases", F.phase_bars(rows)),
+        )
+    )
+    section["figures"].append(
+        (
+            "Host CPU, engine CPU and traffic per client per round",
+            figs.add(
+                f"{prefix}-costs",
+                F.paired_bars(
+                    rows,
+                    [
+                        ("client_cpu_s_per_round", "host CPU (s)", 1.0),
+                        ("engine_cpu_s_per_round", "engine CPU (s)", 1.0),
+                        ("upload_bytes_per_client_round", "upload (MB)", 1e-6),
+                        ("peak_rss_bytes", "peak RSS (MB)", 1e-6),
+                    ],
+                ),
+                size=(9, 3.4),
+            ),
+        )
+    )
+    if rounds:
+        quality = section["quality"]
+        quality.append(
+            ("Test accuracy per round", figs.add(f"{prefix}-accuracy", F.curves(rounds, "accuracy", "accuracy")))
+        )
+        quality.append(("Test loss per round", figs.add(f"{prefix}-loss", F.curves(rounds, "loss", "test loss"))))
+        if any(r.get("max_abs_error") for r in rounds):
+            curve = F.curves(rounds, "max_abs_error", "max |error|", log=True)
+            quality.append(
+                ("Max decryption error against plaintext FedAvg, per round", figs.add(f"{prefix}-error", curve))
+            )
+    configs = {c["config"]: c for c in source.kind("configuration")}
+    ratios = {}
+    for r in rows:
+        sel = (configs.get(r["config"]) or {}).get("selective")
+        ratios[r["config"]] = float(sel["ratio"]) if sel and sel.get("mask") != "layers" else 1.0
+    section["models"] = [
+        m
+        for m in (
+            fit(rows, key, ratios)
+            for key in ("client_cpu_s_per_round", "upload_bytes_per_client_round", "round_wall_s")
+        )
+        if m
+    ]
+    section["offload"] = [r for r in rows if r["mode"] == "offload"]
+    return section
+
+
+def library_section(libraries: list[dict[str, Any]], figs: F.FigureSet, files: Path) -> dict[str, Any] | None:
+    if not libraries:
+        return None
+    header = [
+        "adapter",
+        "values",
+        "encrypt µs",
+        "decrypt µs",
+        "add µs",
+        "×plain µs",
+        "B/value",
+        "×float32",
+        "security bits",
+        "slots",
+        "precision",
+        "max error",
+        "public keys B",
+        "secret keys B",
+        "peak RSS MB",
+    ]
+    rows = []
+    for r in libraries:
+        ops, b, info = r["operations"], r["bytes"], r["info"]
+        rows.append(
+            [
+                r["adapter"],
+                r["size"],
+                *(ops[k]["wall_s_per_value"] * 1e6 for k in ("encrypt", "decrypt", "add", "multiply_plain")),
+                b["fresh_per_value"],
+                b["expansion_over_float32"],
+                info["security_bits"],
+                info["slots"],
+                info["precision"],
+                r["error"]["max_abs"],
+                b["public_keys"],
+                b["secret_keys"],
+                r["peak_rss_bytes"] / 2**20,
+            ]
+        )
+    sizes = sorted({r["size"] for r in libraries})
+    return {
+        "header": header,
+        "rows": [[_fmt(v) for v in row] for row in rows],
+        "csv": write_csv(files / "libraries.csv", header, rows).name,
+        "figures": [
+            (f"Per-operation cost at {s:,} values (log scale)", figs.add(f"libraries-{s}", F.library_ops(libraries, s)))
+            for s in sizes
+        ],
+        "extrapolated": any(r["extrapolated"] for r in libraries),
+    }
+
+
+def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> dict[str, Any] | None:
+    attacks = [a for s in sources for a in s.attacks]
+    if not attacks:
+        return None
+    header = ["plan", "encrypted p", "SSIM", "PSNR", "UQI", "VIFp", "label acc", "n"]
+    rows = []
+    for a in attacks:
+        sc = a["scores"]
+
+        def cell(m: str, sc: dict = sc) -> str:
+            return f"{sc[m]['mean']:.3f} ± {sc[m]['std']:.3f}" if m in sc else "–"
+
+        rows.append(
+            [
+                a["plan"],
+                f"{a['ratio']:g}",
+                cell("ssim"),
+                cell("psnr"),
+                cell("uqi"),
+                cell("vifp"),
+                cell("label_accuracy"),
+                sc.get("n", 0),
+            ]
+        )
+    grids = []
+    for a in attacks:
+        if a.get("grid") and Path(a["grid"]).exists():
+            data = base64.b64encode(Path(a["grid"]).read_bytes()).decode()
+            sc = a["scores"].get("ssim")
+            grids.append({"plan": a["plan"], "png": data, "ssim": sc["mean"] if sc else None})
+    frontier = [a for a in attacks if a.get("mask") and "ssim" in a["scores"]]
+    costs = {}
+    for s in sources:
+        configs = {c["config"]: c for c in s.kind("configuration")}
+        for r in s.summary():
+            sel = (configs.get(r["config"]) or {}).get("selective")
+            if r["mode"] == "raw":
+                costs[0.0] = r["upload_bytes_per_client_round"]
+            elif sel and sel.get("mask") == "sensitivity" and r.get("upload_bytes_per_client_round"):
+                costs[float(sel["ratio"])] = r["upload_bytes_per_client_round"]
+            elif not sel and r["mode"] == "host-he" and r.get("upload_bytes_per_client_round"):
+                costs.setdefault(1.0, r["upload_bytes_per_client_round"])
+    fig = figs.add("privacy-frontier", F.frontier(frontier, costs or None), size=(9, 3.4)) if frontier else None
+    return {
+        "header": header,
+        "rows": rows,
+        "csv": write_csv(files / "attacks.csv", header, rows).name,
+        "grids": grids,
+        "frontier": fig,
+    }
+
+
+def _env_cell(key: str, value: Any) -> str:
+    if key == "threads":
+        pinned = {k: v for k, v in (value or {}).items() if v}
+        return ", ".join(f"{k}={v}" for k, v in pinned.items()) or "not pinned"
+    if key == "cycles":
+        return (value or {}).get("source") or f"not recorded: {(value or {}).get('reason', 'unknown')}"
+    if key == "libraries":
+        return ", ".join(f"{k} {v}" for k, v in (value or {}).items() if v)
+    if key == "affinity":
+        return ", ".join(map(str, value or [])) or "–"
+    return _fmt(value)
+
+
+def environments(sources: list[Source]) -> dict[str, Any]:
+    envs = [(s.label, s.environment) for s in sources if s.environment]
+    keys = (
+        "hebench",
+        "python",
+        "cpu_model",
+        "cpu_flags",
+        "logical_cores",
+        "affinity",
+        "threads",
+        "cycles",
+        "libraries",
+    )
+    table = [
+        [k, *(_env_cell(k, e.get(k)) if k != "cpu_flags" else " ".join(e.get(k) or []) for _, e in envs)] for k in keys
+    ]
+    warnings = []
+    for (la, a), (lb, b) in itertools.pairwise(envs):
+        diffs = comparable(a, b)
+        if diffs:
+            warnings.append(f"{la} and {lb} differ in {', '.join(diffs)}: compare their figures with care")
+    return {"labels": [label for label, _ in envs], "rows": table, "warnings": warnings}
+
+
+def build_report(paths: list[Path], output: Path) -> Path:
+    """Write ``output`` (HTML) and ``<stem>_files/`` (figures as PNG/SVG, tables as CSV)."""
+    sources = [load_source(Path(p)) for p in paths]
+    files = output.parent / f"{output.stem}_files"
+    figs = F.FigureSet(files)
+    runs = [run_section(s, figs, files, i) for i, s in enumerate(sources) if s.kind("configuration") or s.run]
+    libraries = [lib for s in sources for lib in s.libraries]
+    attacks = [a for s in sources for a in s.attacks]
+    context = {
+        "title": "hebench report: " + ", ".join(s.label for s in sources),
+        "version": __version__,
+        "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "sources": [{"path": str(s.path), "label": s.label, "notes": s.notes, "run": s.run} for s in sources],
+        "environments": environments(sources),
+        "runs": runs,
+        "libraries": library_section(libraries, figs, files),
+        "privacy": privacy_section(sources, figs, files),
+        "advice": advise([], libraries, attacks),
+        "files_dir": files.name,
+        "missing": [n for s in sources for n in s.notes],
+    }
+    env = Environment(loader=PackageLoader("hebench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(env.get_template("report.html.j2").render(**context), encoding="utf-8")
+    return output

@@ -1,0 +1,109 @@
+"""What goes into each table and figure, from small recorded fixtures."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hebench.report.advice import advise
+from hebench.report.build import build_report, library_section, run_section
+from hebench.report.figures import FigureSet
+from hebench.report.load import load_source
+from hebench.report.model_fit import fit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RUN = FIXTURES / "run-offload"
+LIBS = FIXTURES / "libraries" / "compare.jsonl"
+
+
+def test_run_section_has_one_row_per_configuration_and_writes_csv(tmp_path):
+    section = run_section(load_source(RUN), FigureSet(tmp_path), tmp_path, 0)
+    assert [r["config"] for r in section["rows"]] == ["raw", "host-he/tenseal-ckks", "offload/tenseal-ckks"]
+    assert (tmp_path / section["table"]["csv"]).read_text().count("\n") == 4
+    assert len(section["figures"]) == 2 and len(section["quality"]) == 3
+    assert (tmp_path / "run0-phases.png").exists() and (tmp_path / "run0-phases.svg").exists()
+    offload = section["offload"][0]
+    assert offload["engine_cpu_s_per_round"] > 0 and offload["host_engine_bytes_per_round"] > 0
+    assert section["spread"][0]["cpu"][0] <= section["spread"][0]["cpu"][1]
+
+
+def test_library_section_rows_and_log_figures(tmp_path):
+    libs = load_source(LIBS).libraries
+    section = library_section(libs, FigureSet(tmp_path), tmp_path)
+    assert [row[0] for row in section["rows"]] == [r["adapter"] for r in libs]
+    assert len(section["figures"]) == len({r["size"] for r in libs})
+
+
+def test_overhead_model_recovers_known_coefficients():
+    rows = [
+        {"config": "raw", "mode": "raw", "adapter": "plain", "m": 2.0},
+        {"config": "a", "mode": "host-he", "adapter": "x", "m": 2.0 * (1 + 3.0)},
+        {"config": "b", "mode": "host-he", "adapter": "x", "m": 2.0 * (1 + 3.0 * 0.5)},
+        {"config": "c", "mode": "offload", "adapter": "x", "m": 2.0 * (1 + 3.0 + 0.25)},
+    ]
+    model = fit(rows, "m", {"a": 1.0, "b": 0.5, "c": 1.0})
+    assert model["coefficients"]["HE encrypt (x) × encrypted fraction"] == pytest.approx(3.0)
+    assert model["coefficients"]["offload engine"] == pytest.approx(0.25) and model["r2"] == pytest.approx(1.0)
+    assert all(v >= 0 for v in model["coefficients"].values())
+    assert fit(rows[:2], "m", {}) is None  # too few points
+
+
+def test_advice_comes_from_the_numbers():
+    rows = [
+        {"config": "raw", "mode": "raw", "upload_bytes_per_client_round": 10, "accuracy": 0.9, "max_abs_error": 0.0},
+        {
+            "config": "big",
+            "mode": "host-he",
+            "upload_bytes_per_client_round": 500,
+            "bytes_overhead_vs_raw": 50,
+            "client_cpu_s_per_round": 1.0,
+            "accuracy": 0.9,
+            "max_abs_error": 1e-7,
+        },
+        {
+            "config": "small",
+            "mode": "host-he",
+            "upload_bytes_per_client_round": 200,
+            "bytes_overhead_vs_raw": 20,
+            "client_cpu_s_per_round": 2.0,
+            "accuracy": 0.89,
+            "max_abs_error": 1e-6,
+        },
+    ]
+    lines = advise(rows, [], [])
+    assert any("Least traffic" in line and "small" in line for line in lines)
+    assert any("Least host CPU" in line and "big" in line for line in lines)
+    assert any("0.0100" in line for line in lines)
+
+
+def test_partial_and_damaged_results_still_give_a_report(tmp_path):
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    lines = (RUN / "results.jsonl").read_text().splitlines()
+    kept = [line for line in lines if '"round": 2' not in line]  # as if the run stopped after round 2 of 3
+    (partial / "results.jsonl").write_text("\n".join(kept) + '\n{"schema": "hebench.results/1", "kind": "ro')
+    html = build_report([partial, tmp_path / "missing"], tmp_path / "r.html").read_text()
+    assert "Missing or damaged" in html and "could not be read" in html
+    assert "completed 2 of 3 rounds" in html and "does not exist" in html
+    assert "<svg" in html  # what is there is still drawn
+
+
+def test_report_combines_sources_and_writes_files(tmp_path):
+    shutil.copytree(RUN, tmp_path / "run")
+    out = build_report([tmp_path / "run", LIBS], tmp_path / "reports" / "both.html")
+    html = out.read_text()
+    for heading in (
+        "What was run",
+        "Costs per mode",
+        "Overhead against raw",
+        "HE library comparison",
+        "Overhead model",
+        "What to choose",
+    ):
+        assert heading in html
+    files = sorted(p.name for p in (tmp_path / "reports" / "both_files").iterdir())
+    assert "libraries.csv" in files and "run0-costs.csv" in files and any(f.endswith(".svg") for f in files)
+    assert not re.search(r"""(src|href)=["']https?://""", html)  # nothing is fetched: it opens offline
