@@ -114,7 +114,7 @@ class OffloadSpec(_Frozen):
 class PrivacySpec(_Frozen):
     """Gradient-inversion attacks scored against each configuration, and a privacy–overhead frontier."""
 
-    attack: Literal["dlg", "idlg", "inverting-gradients"] = "dlg"
+    attack: str = "dlg"  # a recipe in attacks/ (dlg, idlg, inverting-gradients) or a YAML path
     model: Literal["cnn_dropout", "lenet", "mlp", "resnet18"] = "lenet"  # DLG's sigmoid LeNet
     batch_size: int = Field(1, ge=1)
     images: int = Field(4, ge=1)  # victim batches

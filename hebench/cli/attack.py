@@ -12,6 +12,7 @@ from hebench.cli.common import OutputFormat, console, handle_errors, print_json,
 from hebench.errors import ParameterError
 from hebench.inversion.campaign import plans_for, run_campaign
 from hebench.inversion.evaluate import AttackPlan
+from hebench.inversion.recipes import load_recipe
 from hebench.results import ResultWriter
 from hebench.suite import DataSpec, SelectiveSpec, load_suite
 
@@ -42,7 +43,9 @@ def attack_table(summaries: list[dict]) -> Table:
 @handle_errors
 def attack(
     suite_file: Path | None = typer.Argument(None, help="a suite with a privacy section (e.g. suites/privacy.yaml)"),
-    attack_name: str = typer.Option("dlg", "--attack", help="dlg, idlg or inverting-gradients"),
+    attack_name: str = typer.Option(
+        "dlg", "--attack", help="a recipe in attacks/ (dlg, idlg, inverting-gradients) or a YAML path"
+    ),
     view: str = typer.Option("raw", help="what the aggregator sees: raw, he, or selective"),
     mask: str = typer.Option("sensitivity", help="selective mask: sensitivity, magnitude, random, layers"),
     ratio: float = typer.Option(0.1, help="selective: fraction of parameters encrypted"),
@@ -79,11 +82,8 @@ def attack(
                 attack_name, view, selective, model, data, batch_size, images, seeds, restarts, steps, seed, dry_run
             )
         ]
-    from hebench.inversion.attacks import ATTACKS
-
     for plan in plans:
-        if plan.attack not in ATTACKS:
-            raise ParameterError(f"unknown attack '{plan.attack}'", f"choose one of {', '.join(ATTACKS)}")
+        load_recipe(plan.attack)  # an unknown recipe fails here, before any work
     total = sum(p.images * p.seeds for p in plans)
     with Progress(
         SpinnerColumn(),

@@ -25,7 +25,10 @@ from hebench.inversion.observation import Observation
 
 @dataclass(frozen=True)
 class AttackConfig:
+    """An attack recipe (``attacks/<name>.yaml``)."""
+
     name: str = "dlg"
+    optimizer: str = "lbfgs"  # lbfgs (DLG, iDLG) or signed-adam (Inverting Gradients)
     steps: int = 300
     lr: float = 1.0
     distance: str = "l2"  # l2 (DLG) or cosine (Inverting Gradients; the masked-cosine variant under selective)
@@ -146,16 +149,8 @@ def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Recon
     return Reconstruction(best[1].clamp(0, 1), labels, best[0], finite, trace)
 
 
-ATTACKS = {
-    "dlg": (lbfgs_attack, AttackConfig("dlg", steps=300, lr=1.0, distance="l2")),
-    "idlg": (lbfgs_attack, AttackConfig("idlg", steps=300, lr=1.0, distance="l2", known_label=True)),
-    "inverting-gradients": (
-        inverting_gradients,
-        AttackConfig("inverting-gradients", steps=1000, lr=0.1, distance="cosine"),
-    ),
-}
+OPTIMIZERS = {"lbfgs": lbfgs_attack, "signed-adam": inverting_gradients}
 
 
 def reconstruct(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
-    fn, _ = ATTACKS[cfg.name]
-    return fn(obs, cfg, seed)
+    return OPTIMIZERS[cfg.optimizer](obs, cfg, seed)

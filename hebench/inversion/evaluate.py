@@ -20,9 +20,10 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from hebench.data.registry import load_federated
-from hebench.inversion.attacks import ATTACKS, Reconstruction
+from hebench.inversion.attacks import Reconstruction, reconstruct
 from hebench.inversion.metrics import score, ssim
 from hebench.inversion.observation import observe, victim_gradients
+from hebench.inversion.recipes import load_recipe
 from hebench.models import build_model
 from hebench.selective.masks import layer_mask, local_map, top_fraction
 from hebench.suite import DataSpec, SelectiveSpec
@@ -84,7 +85,7 @@ def _match(originals: np.ndarray, images: np.ndarray) -> list[int]:
 def run_plan(plan: AttackPlan, on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     data = load_federated(plan.data, plan.seed)
     victim = data.clients[0]
-    fn, cfg = ATTACKS[plan.attack]
+    cfg = load_recipe(plan.attack)
     if plan.steps:
         cfg = replace(cfg, steps=plan.steps)
     out = []
@@ -114,7 +115,7 @@ def run_plan(plan: AttackPlan, on_result: Callable[[dict[str, Any]], None] | Non
                 if on_result:
                     on_result(record)
                 continue
-            tries: list[Reconstruction] = [fn(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
+            tries: list[Reconstruction] = [reconstruct(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
             finite = [t for t in tries if t.finite and math.isfinite(t.grad_loss)] or tries
             best = min(finite, key=lambda t: t.grad_loss if math.isfinite(t.grad_loss) else math.inf)
             originals, images = xb.numpy(), best.images.numpy()

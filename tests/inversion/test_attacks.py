@@ -14,6 +14,7 @@ from hebench.inversion.evaluate import AttackPlan, init_model, run_plan, summari
 from hebench.inversion.labels import infer_label
 from hebench.inversion.matching import cosine_distance, l2_distance
 from hebench.inversion.observation import observe, victim_gradients
+from hebench.inversion.recipes import load_recipe, recipe_names
 from hebench.suite import SelectiveSpec
 
 
@@ -70,3 +71,21 @@ def test_summary_reports_mean_and_spread():
     s = summarize([{"ssim": 0.2}, {"ssim": 0.4}])
     assert s["ssim"]["mean"] == pytest.approx(0.3) and s["ssim"]["std"] > 0 and s["n"] == 2
     assert np.isfinite(s["ssim"]["min"])
+
+
+def test_recipes_are_the_papers_settings():
+    assert recipe_names() == ["dlg", "idlg", "inverting-gradients"]
+    dlg = load_recipe("dlg")
+    assert (dlg.optimizer, dlg.steps, dlg.lr, dlg.distance, dlg.known_label) == ("lbfgs", 300, 1.0, "l2", False)
+    assert load_recipe("idlg").known_label and load_recipe("inverting-gradients").distance == "cosine"
+
+
+def test_bad_recipe_is_refused(tmp_path):
+    from hebench.errors import ParameterError
+
+    bad = tmp_path / "x.yaml"
+    bad.write_text("optimizer: lbfgs\nmomentum: 0.9\n")
+    with pytest.raises(ParameterError, match="unknown fields"):
+        load_recipe(str(bad))
+    with pytest.raises(ParameterError, match="no attack recipe"):
+        load_recipe("deep-dream")
