@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.errors import ParameterError
 from hebench.fl.runner import RunEvent, Runner
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
@@ -82,7 +84,7 @@ def _offload_table(rows: list[dict]) -> Table:
 @handle_errors
 def run(
     suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
-    out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>)"),
+    out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>-<date-time>)"),
     set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
@@ -90,7 +92,11 @@ def run(
 ) -> None:
     """Run every configuration of a suite with the same data, seed and initial model."""
     suite = load_suite(suite_file, set_)
-    run_dir = out or Path("results") / suite.name
+    if resume and out is None:
+        raise ParameterError(
+            "--resume needs the folder of the run to continue", "pass --out results/NAME-DATE --resume"
+        )
+    run_dir = out or Path("results") / f"{suite.name}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     total = len(suite.configurations) * suite.training.rounds
     with Progress(
         SpinnerColumn(),

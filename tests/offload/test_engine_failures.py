@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -149,3 +150,44 @@ def test_engine_killed_mid_run_keeps_rounds_and_resume_finishes(tmp_path):
     finally:
         for proc in engines:
             proc.kill()
+
+
+def test_aggregate_under_another_key_is_a_clear_engine_error():
+    """The engine refuses to decrypt ciphertext made under a key it was not given, and tells the host why."""
+    from multiprocessing.connection import Listener
+
+    from hebench.crypto import create_adapter
+    from hebench.fl.transport import Channel as FrameChannel
+
+    authkey = b"test-key"
+    server = EngineServer(EngineConfig(authkey=authkey, timeout_s=10))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ours, theirs = create_adapter("tenseal-ckks"), create_adapter("tenseal-ckks")
+    ours.keygen()
+    theirs.keygen()
+    ka = Channel(dial(server.address, tls=None, authkey=authkey, peer="engine"), "engine", 10)  # type: ignore[arg-type]
+    ka.send(Message("hello", {"role": "key_authority"}))
+    ka.send(Message("keys", {"epoch": 0}, (ours.export_keys(secret=True),)))
+    aggregator = Listener(("127.0.0.1", 0), authkey=authkey)
+    host = Channel(dial(server.address, tls=None, authkey=authkey, peer="engine"), "engine", 10)  # type: ignore[arg-type]
+    host.send(
+        Message(
+            "hello",
+            {
+                "role": "host",
+                "client": 0,
+                "samples": 1,
+                "chunk_values": 4096,
+                "aggregator": list(aggregator.address),
+                "authkey": authkey.hex(),
+            },
+        )
+    )
+    agg = FrameChannel(aggregator.accept(), "engine", 10)
+    assert agg.recv("hello").meta["client"] == 0
+    foreign = theirs.serialize(theirs.encrypt(np.ones(4)))
+    agg.send(Message("aggregate", {"round": 0, "epoch": 0, "weights": {}, "plain_parts": 0}, (foreign,)))
+    with pytest.raises(PartyError, match="another key"):
+        host.recv("result")
+    server.close()
+    aggregator.close()
