@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hebench.cli.common import OutputFormat, console, handle_errors, print_json, split_list
+from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar, split_list
 from hebench.errors import ParameterError
 from hebench.inversion.campaign import plans_for, run_campaign
 from hebench.inversion.evaluate import AttackPlan
@@ -85,16 +84,7 @@ def attack(
     for plan in plans:
         load_recipe(plan.attack)  # an unknown recipe fails here, before any work
     total = sum(p.images * p.seeds for p in plans)
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=fmt is OutputFormat.json,
-    ) as progress:
+    with progress_bar(fmt is OutputFormat.json) as progress:
         task = progress.add_task("attacking", total=total)
 
         def on_result(plan: AttackPlan, record: dict) -> None:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import typer
 import yaml
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from hebench.errors import HebenchError, ParameterError
 
@@ -42,6 +43,20 @@ def handle_errors(fn: F) -> F:
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def progress_bar(quiet: bool) -> Progress:
+    """The progress display of long commands (hidden for --format json)."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet,
+    )
 
 
 def split_list(value: str | None) -> list[str]:

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar
 from hebench.errors import ParameterError
 from hebench.fl.runner import RunEvent, Runner
 from hebench.fl.summary import summarize_run
@@ -98,16 +97,7 @@ def run(
         )
     run_dir = out or Path("results") / f"{suite.name}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     total = len(suite.configurations) * suite.training.rounds
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=fmt is OutputFormat.json,
-    ) as progress:
+    with progress_bar(fmt is OutputFormat.json) as progress:
         task = progress.add_task(f"{suite.name}: starting", total=total)
 
         def on_event(event: RunEvent) -> None:

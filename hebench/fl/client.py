@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -97,22 +96,7 @@ class HostHEClient:
         with self.meter.phase("decrypt"):
             encrypted, plain = decode_aggregate(adapter, msg)
             vector = join(encrypted, plain, self.mask)
-        with self.meter.phase("evaluate"):
-            report.update(self.local.apply(r, vector, msg.meta["weights"]))
-        self.agg.send(Message("ack", {"round": r}))
-        self.records.put(
-            {
-                "kind": "party_round",
-                "role": "client",
-                "client": self.index,
-                "round": r,
-                "affinity": sorted(os.sched_getaffinity(0)),
-                "bytes_sent": self.agg.bytes_sent - before[0],
-                "bytes_received": self.agg.bytes_received - before[1],
-                **report,
-                **self.meter.take(),
-            }
-        )
+        self.local.finish_round(self.agg, r, vector, msg.meta["weights"], self.meter, before, report)
 
 
 def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:

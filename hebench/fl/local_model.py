@@ -7,13 +7,16 @@ out-of-band oracle records the runner uses to check decryption error.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 import numpy as np
 import torch
 
+from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, safe_label
 from hebench.fl.training import evaluate, train_locally
+from hebench.fl.transport import Channel, Message
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
 from hebench.selective.agreement import client_map, mask_from, needs_agreement
@@ -72,6 +75,34 @@ class LocalModel:
                 {"kind": "oracle_update", "client": self.ctx.client_index, "round": round_index, "vector": vector}
             )
         return vector, loss
+
+    def finish_round(
+        self,
+        channel: Channel,
+        r: int,
+        vector: np.ndarray,
+        weights: dict[str, float],
+        meter: PhaseMeter,
+        before: tuple[int, int],
+        report: dict[str, Any],
+    ) -> None:
+        """Load the global model, acknowledge, and record this party's round (bytes since ``before``)."""
+        with meter.phase("evaluate"):
+            report.update(self.apply(r, vector, weights))
+        channel.send(Message("ack", {"round": r}))
+        self.records.put(
+            {
+                "kind": "party_round",
+                "role": "client",
+                "client": self.ctx.client_index,
+                "round": r,
+                "affinity": sorted(os.sched_getaffinity(0)),
+                "bytes_sent": channel.bytes_sent - before[0],
+                "bytes_received": channel.bytes_received - before[1],
+                **report,
+                **meter.take(),
+            }
+        )
 
     def apply(self, round_index: int, vector: np.ndarray, weights: dict[str, float]) -> dict[str, float]:
         """Load the decrypted global model; the evaluating client also checkpoints and reports."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -89,23 +88,8 @@ class OffloadHost:
             raise PartyError(f"expected 'train' or 'result' from the engine, got '{msg.kind}'", "protocol mismatch")
         with self.meter.phase("receive"):
             vector = join(*self.values(msg), self.mask)
-        with self.meter.phase("evaluate"):
-            report.update(self.local.apply(r, vector, msg.meta["weights"]))
-        self.engine.send(Message("ack", {"round": r}))
-        self.records.put(
-            {
-                "kind": "party_round",
-                "role": "client",
-                "client": self.index,
-                "round": r,
-                "affinity": sorted(os.sched_getaffinity(0)),
-                "bytes_sent": self.engine.bytes_sent - before[0],
-                "bytes_received": self.engine.bytes_received - before[1],
-                "engine": msg.meta["engine"],
-                **report,
-                **self.meter.take(),
-            }
-        )
+        report["engine"] = msg.meta["engine"]
+        self.local.finish_round(self.engine, r, vector, msg.meta["weights"], self.meter, before, report)
 
 
 def run_host(ctx: PartyContext, control: Connection, records: Any) -> None:
