@@ -68,3 +68,16 @@ def test_malformed_suite_exit_code(tmp_path):
 def test_datasets_list():
     result = runner.invoke(app, ["datasets", "list"])
     assert result.exit_code == 0 and "digits" in result.output and "femnist" in result.output
+
+
+def test_run_with_report_writes_the_html(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["run", str(write_suite(tmp_path, SUITE)), "--out", "out", "--report"])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "reports" / "tiny.html").read_text()
+    assert "Costs per mode" in html and (tmp_path / "reports" / "tiny_files" / "run0-costs.csv").exists()
+
+
+def test_resume_needs_the_run_folder(tmp_path):
+    result = runner.invoke(app, ["run", str(write_suite(tmp_path, SUITE)), "--resume"])
+    assert result.exit_code == 2 and "--out" in result.output
