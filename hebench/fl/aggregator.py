@@ -161,6 +161,7 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
         channels[index] = ch
     listener.close()
     agg = Aggregator(ctx, ka, channels, records)
+    agg.adapter_for(ctx.start_round)  # the first key generation is set-up, not part of round 0
     records.put({"kind": "party_setup", "role": "aggregator", **agg.meter.take()})
     if needs_agreement(ctx.config.selective):
         agg.agree_mask()

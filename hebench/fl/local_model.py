@@ -31,6 +31,19 @@ class LocalModel:
         if ctx.initial is not None:
             load_vector(self.model, ctx.initial)
         self.checkpoints = ctx.run_dir / "checkpoints" / safe_label(ctx.config.label)
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """One forward and backward pass at set-up, so round 0 is not charged with PyTorch's first-call costs.
+
+        Evaluation mode and no optimiser step: the model (and any normalisation statistics) is unchanged.
+        """
+        was_training = self.model.training
+        self.model.eval()
+        loss = torch.nn.functional.cross_entropy(self.model(self.data.x[:8]), self.data.y[:8])
+        loss.backward()
+        self.model.zero_grad(set_to_none=True)
+        self.model.train(was_training)
 
     def initial_mask(self) -> np.ndarray | None:
         """The selective mask known before any agreement (layer masks), else None."""

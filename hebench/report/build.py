@@ -118,10 +118,10 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
             quality.append(
                 ("Max decryption error against plaintext FedAvg, per round", figs.add(f"{prefix}-error", curve))
             )
-    configs = {c["config"]: c for c in source.kind("configuration")}
+    specs = source.selective_specs()
     ratios = {}
     for r in rows:
-        sel = (configs.get(r["config"]) or {}).get("selective")
+        sel = specs.get(r["config"])
         ratios[r["config"]] = float(sel["ratio"]) if sel and sel.get("mask") != "layers" else 1.0
     section["models"] = [
         m
@@ -220,9 +220,9 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
     frontier = [a for a in attacks if a.get("mask") and "ssim" in a["scores"]]
     costs = {}
     for s in sources:
-        configs = {c["config"]: c for c in s.kind("configuration")}
+        specs = s.selective_specs()
         for r in s.summary():
-            sel = (configs.get(r["config"]) or {}).get("selective")
+            sel = specs.get(r["config"])
             if r["mode"] == "raw":
                 costs[0.0] = r["upload_bytes_per_client_round"]
             elif sel and sel.get("mask") == "sensitivity" and r.get("upload_bytes_per_client_round"):

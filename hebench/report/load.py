@@ -41,6 +41,19 @@ class Source:
     def summary(self) -> list[dict[str, Any]]:
         return summarize_run(self.records) if self.kind("configuration") else []
 
+    def selective_specs(self) -> dict[str, dict[str, Any] | None]:
+        """Configuration label → its selective spec, from the suite in the run record."""
+        from hebench.suite import Configuration
+
+        out: dict[str, dict[str, Any] | None] = {}
+        for raw in ((self.run or {}).get("suite") or {}).get("configurations", []):
+            try:
+                config = Configuration.model_validate(raw)
+            except ValueError:
+                continue
+            out[config.label] = config.selective.model_dump() if config.selective else None
+        return out
+
     @property
     def libraries(self) -> list[dict[str, Any]]:
         return [r["result"] for r in self.kind("library_benchmark") if "result" in r]
