@@ -17,16 +17,18 @@ class Evaluation:
     loss: float
 
 
+def make_optimizer(model: nn.Module, spec: TrainingSpec) -> torch.optim.Optimizer:
+    if spec.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=spec.lr)
+    return torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=spec.momentum)
+
+
 def train_locally(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int) -> float:
     """Run local SGD/Adam; returns the mean training loss."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)  # dropout
     model.train()
-    opt: torch.optim.Optimizer
-    if spec.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=spec.lr)
-    else:
-        opt = torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=spec.momentum)
+    opt = make_optimizer(model, spec)
     n = int(y.shape[0])
     batches: list[torch.Tensor] = []
     if spec.local_steps is not None:
