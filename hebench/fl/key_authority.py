@@ -63,7 +63,7 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
             secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
         with meter.phase("distribute"):
             for holder in holders:  # clients (host-he) or engines (offload): the secret set
-                holder.send(Message("keys", {"epoch": epoch, "secret": True}, (secret,)))
+                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": ctx.run_id}, (secret,)))
             aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
         records.put(
             {

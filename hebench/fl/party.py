@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import traceback
 from collections.abc import Callable
@@ -33,6 +34,11 @@ class PartyContext:
     test: tuple[Any, Any] | None = None  # (x, y) for the evaluating client
     initial: np.ndarray | None = None  # resumed global model
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
+
+    @property
+    def run_id(self) -> str:
+        """Identifies one configuration's run (its key deliveries) without revealing the shared key."""
+        return hashlib.sha256(b"hebench-run:" + self.authkey).hexdigest()[:16]
 
     @property
     def timeout_s(self) -> float:

@@ -48,11 +48,19 @@ class EngineServer:
         self.config = config
         if config.cores:
             os.sched_setaffinity(0, set(config.cores))
-        self.keys = KeyRing(timeout_s=config.timeout_s)
+        self._rings: dict[str, KeyRing] = {}  # run id -> key sets by epoch: a long-lived engine serves many runs
+        self._rings_lock = threading.Lock()
         self._tls = stream.server_context(config.tls) if config.tls else None
         self._sock = stream.listen(config.host, config.port)
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
         self.errors: list[str] = []
+
+    def keys(self, run: str) -> KeyRing:
+        """The key sets delivered for one run (created on first use, by either the delivery or the session)."""
+        with self._rings_lock:
+            if run not in self._rings:
+                self._rings[run] = KeyRing(timeout_s=self.config.timeout_s)
+            return self._rings[run]
 
     def _transcript(self, name: str):
         if not self.config.transcripts:
@@ -112,7 +120,7 @@ class EngineServer:
                 return
             if msg.kind != "keys":
                 raise PartyError(f"unexpected '{msg.kind}' from the key authority", "protocol mismatch")
-            self.keys.add(int(msg.meta["epoch"]), msg.parts[0])
+            self.keys(str(msg.meta.get("run", ""))).add(int(msg.meta["epoch"]), msg.parts[0])
 
 
 class Session:
@@ -123,6 +131,9 @@ class Session:
         self.client = int(hello["client"])
         self.samples = int(hello["samples"])
         self.chunk_values = int(hello["chunk_values"])
+        if not hello.get("run"):
+            raise PartyError("the host's session names no run", "update the host to this hebench version")
+        self.keys = engine.keys(str(hello["run"]))
         address = tuple(hello["aggregator"])
         self.agg = connect(address, bytes.fromhex(hello["authkey"]), "aggregator", engine.config.timeout_s)  # type: ignore[arg-type]
         self.meter = PhaseMeter()
@@ -146,7 +157,7 @@ class Session:
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = (self.host.bytes_sent, self.host.bytes_received, self.agg.bytes_sent, self.agg.bytes_received)
         with self.meter.phase("keys"):
-            adapter = self.engine.keys.get(epoch)
+            adapter = self.keys.get(epoch)
         expect, result_kind = self.REPLIES.get(msg.kind, ("aggregate", "result"))
         if msg.kind in self.REPLIES:
             self.host.send(Message(msg.kind, {"round": r, "epoch": epoch}))

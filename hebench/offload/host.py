@@ -106,6 +106,7 @@ def run_host(ctx: PartyContext, control: Connection, records: Any) -> None:
         "aggregator": list(agg_address),
         "authkey": ctx.authkey.hex(),
         "chunk_values": ctx.suite.offload.chunk_values,
+        "run": ctx.run_id,
     }
     engine.send(Message("hello", hello))
     records.put({"kind": "party_setup", "role": "client", "client": index, **host.meter.take()})

@@ -167,7 +167,7 @@ def test_aggregate_under_another_key_is_a_clear_engine_error():
     theirs.keygen()
     ka = Channel(dial(server.address, tls=None, authkey=authkey, peer="engine"), "engine", 10)  # type: ignore[arg-type]
     ka.send(Message("hello", {"role": "key_authority"}))
-    ka.send(Message("keys", {"epoch": 0}, (ours.export_keys(secret=True),)))
+    ka.send(Message("keys", {"epoch": 0, "run": "r1"}, (ours.export_keys(secret=True),)))
     aggregator = Listener(("127.0.0.1", 0), authkey=authkey)
     host = Channel(dial(server.address, tls=None, authkey=authkey, peer="engine"), "engine", 10)  # type: ignore[arg-type]
     host.send(
