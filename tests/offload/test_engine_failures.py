@@ -180,10 +180,14 @@ def test_aggregate_under_another_key_is_a_clear_engine_error():
                 "chunk_values": 4096,
                 "aggregator": list(aggregator.address),
                 "authkey": authkey.hex(),
+                "run": "r1",
             },
         )
     )
+    guard = threading.Timer(30, aggregator.close)  # fail, never hang, if the engine does not dial
+    guard.start()
     agg = FrameChannel(aggregator.accept(), "engine", 10)
+    guard.cancel()
     assert agg.recv("hello").meta["client"] == 0
     foreign = theirs.serialize(theirs.encrypt(np.ones(4)))
     agg.send(Message("aggregate", {"round": 0, "epoch": 0, "weights": {}, "plain_parts": 0}, (foreign,)))
