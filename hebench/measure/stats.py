@@ -26,15 +26,8 @@ class Stats:
     def unstable(self) -> bool:
         return self.n > 2 and self.median > 0 and self.stdev / self.median > UNSTABLE_CV
 
-    def scaled(self, factor: float) -> Stats:
-        """The same distribution in other units (e.g. seconds per value)."""
-        return Stats(self.n, *(getattr(self, f) * factor for f in _VALUE_FIELDS))
-
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "unstable": self.unstable}
-
-
-_VALUE_FIELDS = ("median", "trimmed_mean", "p10", "p90", "stdev", "min", "max")
 
 
 def summarize(values: list[float]) -> Stats:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import queue
-import socket
 import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -255,9 +254,3 @@ def local_engine_main(config: EngineConfig, control: Any) -> None:
 
     torch.set_num_threads(1)
     serve(config, ready=control.send)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -13,10 +13,6 @@ class Placement:
     host_cores: tuple[int, ...]
     engine_cores: tuple[int, ...]
 
-    @property
-    def disjoint(self) -> bool:
-        return not set(self.host_cores) & set(self.engine_cores)
-
 
 def place(spec: OffloadSpec) -> Placement:
     available = sorted(os.sched_getaffinity(0))
