@@ -57,7 +57,7 @@ def certs(
     days: int = typer.Option(30, help="validity"),
 ) -> None:
     """Create a CA and mutual-TLS certificates for engine, key authority and hosts."""
-    files = make_certificates(outdir, hosts=hosts, engine_hosts=tuple(engine_host), days=days)
+    files = make_certificates(outdir, hosts=hosts, server_hosts=tuple(engine_host), days=days)
     console.print(f"wrote {len(files)} certificates and ca.pem to {outdir}")
     console.print(
         f"engine: hebench engine serve --tls-cert {files['engine'].cert} --tls-key {files['engine'].key} "

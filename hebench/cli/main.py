@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hebench import __version__
-from hebench.cli import attack, backends, compare, datasets, engine, report, run
+from hebench.cli import attack, backends, compare, datasets, engine, flower, report, run
 
 app = typer.Typer(
     name="hebench",
@@ -18,6 +18,7 @@ app.add_typer(compare.app, name="compare")
 app.command("run")(run.run)
 app.add_typer(datasets.app, name="datasets")
 app.add_typer(engine.app, name="engine")
+app.add_typer(flower.app, name="flower")
 app.command("attack")(attack.attack)
 app.command("report")(report.report)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -14,7 +15,7 @@ from hebench.errors import ParameterError
 from hebench.fl.runner import RunEvent, Runner
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
-from hebench.suite import load_suite
+from hebench.suite import Suite, load_suite
 
 
 def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
@@ -80,6 +81,25 @@ def _offload_table(rows: list[dict]) -> Table:
     return table
 
 
+class Engine(str, Enum):
+    hebench = "hebench"
+    flower = "flower"
+
+
+def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path, on_event) -> Runner:
+    if engine is Engine.hebench:
+        if federation is not None:
+            raise ParameterError("--federation needs --engine flower", "add --engine flower")
+        return Runner(suite, run_dir, on_event)
+    from hebench.flower import require_flower
+
+    require_flower()
+    from hebench.flower.federation import Federation
+    from hebench.flower.runner import FlowerRunner
+
+    return FlowerRunner(suite, run_dir, Federation.load(federation) if federation else None, on_event)
+
+
 @handle_errors
 def run(
     suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
@@ -88,6 +108,10 @@ def run(
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
     report: bool = typer.Option(False, "--report", help="write reports/<suite>.html at the end"),
+    engine: Engine = typer.Option(Engine.hebench, help="hebench: local processes; flower: Flower's deployment engine"),
+    federation: Path | None = typer.Option(
+        None, help="a running Flower federation (`hebench flower up DIR`); default: a loopback one for this run"
+    ),
 ) -> None:
     """Run every configuration of a suite with the same data, seed and initial model."""
     suite = load_suite(suite_file, set_)
@@ -114,7 +138,7 @@ def run(
             )
             progress.advance(task)
 
-        results = Runner(suite, run_dir, on_event).run(resume=resume)
+        results = _runner(engine, federation, suite, run_dir, on_event).run(resume=resume)
     calibration = json.loads(Path(suite.offload.calibration).read_text()) if suite.offload.calibration else None
     rows = summarize_run(read_records(results).records, calibration)
     report_path = None

@@ -287,7 +287,7 @@ class Runner:
             kind = rec.pop("kind")
             if kind == "party_error":
                 raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
-            if kind in ("keygen", "party_setup", "mask_agreement"):
+            if kind in ("keygen", "party_setup", "mask_agreement", "flower_run", "hub_note"):
                 writer.write(kind, {"config": label, **rec})
                 continue
             r = int(rec["round"])

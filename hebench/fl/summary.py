@@ -56,7 +56,9 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
         trained = [c for c in clients[label] if "train" in c.get("phases", {})]
         cpu = [_host_cpu(c) for c in trained]
         offload = conf.get("mode") == "offload"
-        uploads = [_engine(c, "aggregator_bytes_sent") if offload else c["bytes_sent"] for c in trained]
+        flower = conf.get("runtime") == "flower"  # the host itself sends the engine's ciphertext through Flower
+        uploads = [_engine(c, "aggregator_bytes_sent") if offload and not flower else c["bytes_sent"] for c in trained]
+        host_engine = [c.get("host_engine_bytes") if flower else c["bytes_sent"] + c["bytes_received"] for c in trained]
         phase_wall = {ph: _mean([c["phases"][ph]["wall_s"] for c in trained if ph in c["phases"]]) for ph in PHASES}
         agg_wall = {
             ph: _mean([a["phases"][ph]["wall_s"] for a in aggs[label] if ph in a["phases"]]) for ph in AGG_PHASES
@@ -65,6 +67,7 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
             {
                 "config": label,
                 "mode": conf.get("mode"),
+                "runtime": conf.get("runtime", "hebench"),
                 "adapter": conf.get("adapter"),
                 "packing": conf.get("packing"),
                 "parameters": conf.get("parameters"),
@@ -75,9 +78,7 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
                 "client_cpu_s_per_round": _mean(cpu),
                 "client_cpu_s_spread": (min(cpu), max(cpu)) if cpu else None,
                 "upload_bytes_per_client_round": _mean([u for u in uploads if u is not None]),
-                "host_engine_bytes_per_round": _mean([c["bytes_sent"] + c["bytes_received"] for c in trained])
-                if offload
-                else None,
+                "host_engine_bytes_per_round": _mean([b for b in host_engine if b is not None]) if offload else None,
                 "engine_cpu_s_per_round": _mean([_engine(c, "cpu_s") for c in trained]) if offload else None,
                 "engine_wall_s": {
                     ph: _mean([c["engine"]["phases"][ph]["wall_s"] for c in trained if ph in c["engine"]["phases"]])
@@ -88,6 +89,10 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
                 "engine_cores": trained[0]["engine"].get("cores") if offload and trained else None,
                 "host_cores": trained[0].get("affinity") if trained else None,
                 "round_wall_s": _mean([a["round_wall_s"] for a in aggs[label] if "round_wall_s" in a]),
+                # Flower's round time includes its polling interval: reported apart, never compared with local runs
+                "flower_round_wall_s": _mean(
+                    [a["flower_round_wall_s"] for a in aggs[label] if "flower_round_wall_s" in a]
+                ),
                 "download_bytes_per_client_round": _mean([c["bytes_received"] for c in clients[label]]),
                 "aggregator_cpu_s_per_round": _mean(
                     [

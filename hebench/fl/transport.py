@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from hebench.errors import PartyError
 
@@ -86,8 +86,7 @@ class Channel:
             raise PartyError(f"{self.peer} closed the connection: {err or 'EOF'}", "see that party's error") from None
         self.bytes_received += len(frame)
         if self._transcript:
-            self._transcript.write(struct.pack(">Q", len(frame)) + frame)
-            self._transcript.flush()
+            write_frame(self._transcript, frame)
         msg = decode(frame)
         if msg.kind == "error":
             raise PartyError(f"{self.peer} failed: {msg.meta.get('problem')}", msg.meta.get("fix", ""))
@@ -103,8 +102,8 @@ class Channel:
             self._transcript.close()
 
 
-def listen(authkey: bytes) -> Listener:
-    return Listener(("127.0.0.1", 0), family="AF_INET", authkey=authkey)
+def listen(authkey: bytes, host: str = "127.0.0.1", port: int = 0) -> Listener:
+    return Listener((host, port), family="AF_INET", authkey=authkey)
 
 
 def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
@@ -117,6 +116,12 @@ def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, trans
 
 def accept(listener: Listener, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
     return Channel(listener.accept(), peer, timeout_s, transcript)
+
+
+def write_frame(transcript: BinaryIO, frame: bytes) -> None:
+    """Append one received frame to a transcript file."""
+    transcript.write(struct.pack(">Q", len(frame)) + frame)
+    transcript.flush()
 
 
 def read_transcript(path: Path) -> list[Message]:

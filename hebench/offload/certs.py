@@ -71,9 +71,14 @@ def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, host
 
 
 def make_certificates(
-    outdir: Path, hosts: int = 4, engine_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), days: int = 30
+    outdir: Path,
+    hosts: int = 4,
+    server_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+    days: int = 30,
+    server_role: str = "engine",
 ) -> dict[str, TLSFiles]:
-    """Write ca.pem and (cert, key) pairs for the engine, the key authority and ``hosts`` hosts."""
+    """Write ca.pem and (cert, key) pairs for the server (``server_role``: the engine, a Flower SuperLink or a
+    run's hub), the key authority (engines only) and ``hosts`` hosts."""
     outdir.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("hebench test CA")
@@ -92,11 +97,13 @@ def make_certificates(
     ca_path = outdir / "ca.pem"
     ca_path.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     _write_key(ca_key, outdir / "ca-key.pem")
-    roles = {"engine": (ENGINE_CN, True), "key-authority": (KEY_AUTHORITY_CN, False)}
+    roles = {server_role: (ENGINE_CN if server_role == "engine" else f"hebench-{server_role}", True)}
+    if server_role == "engine":
+        roles["key-authority"] = (KEY_AUTHORITY_CN, False)
     roles.update({f"host-{i}": (f"{HOST_CN_PREFIX}-{i}", False) for i in range(hosts)})
     out = {}
     for role, (cn, server) in roles.items():
-        key, cert = _issue(cn, ca_key, ca_name, server=server, days=days, hosts=list(engine_hosts))
+        key, cert = _issue(cn, ca_key, ca_name, server=server, days=days, hosts=list(server_hosts))
         cert_path, key_path = outdir / f"{role}.pem", outdir / f"{role}-key.pem"
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         _write_key(key, key_path)

@@ -26,6 +26,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.transport import Channel, Message, connect
 from hebench.offload import stream
 from hebench.offload.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles
+from hebench.offload.service import ServiceSession
 from hebench.selective.split import parts_of
 
 
@@ -101,8 +102,16 @@ class EngineServer:
                 channel.peer = f"host {hello.meta.get('client')}"
                 channel.record_to(self._transcript("engine-from-host"))
                 Session(self, channel, hello.meta).run()
+            elif role == "service":  # a framework's client mod: encrypt/decrypt on request, results go back
+                if self._tls and not (cn or "").startswith(HOST_CN_PREFIX):
+                    raise PartyError(f"refused a session from '{cn}'", "hosts need a hebench-host certificate")
+                if not hello.meta.get("run"):
+                    raise PartyError("the service session names no run", "update the host to this hebench version")
+                channel.peer = f"host {hello.meta.get('client')}"
+                channel.record_to(self._transcript("engine-from-host"))
+                ServiceSession(self.keys(str(hello.meta["run"])), channel).run()
             else:
-                raise PartyError(f"unknown role '{role}'", "connect as key_authority or host")
+                raise PartyError(f"unknown role '{role}'", "connect as key_authority, host or service")
         except HebenchError as err:
             self.errors.append(err.problem)
             try:

@@ -82,7 +82,23 @@ def client_context(tls: TLSFiles) -> ssl.SSLContext:
     return ctx
 
 
-def _challenge(framed: FramedSocket, authkey: bytes) -> None:
+def verifying_context(ca_pem: str) -> ssl.SSLContext:
+    """Client side of a server-authenticated TLS channel: the server must present a certificate from ``ca_pem``."""
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=ca_pem)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def certificate_only_context(tls: TLSFiles) -> ssl.SSLContext:
+    """Server side of a server-authenticated TLS channel (peers prove themselves with a shared key instead)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(str(tls.cert), str(tls.key))
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def challenge(framed: FramedSocket, authkey: bytes) -> None:
+    """Make the peer prove it holds ``authkey`` (HMAC over a fresh nonce)."""
     nonce = os.urandom(32)
     framed.send_bytes(nonce)
     if not framed.poll(10) or not hmac.compare_digest(framed.recv_bytes(), hmac.digest(authkey, nonce, hashlib.sha256)):
@@ -90,11 +106,12 @@ def _challenge(framed: FramedSocket, authkey: bytes) -> None:
     framed.send_bytes(b"ok")
 
 
-def _answer(framed: FramedSocket, authkey: bytes) -> None:
+def answer(framed: FramedSocket, authkey: bytes, peer: str = "the engine") -> None:
+    """Prove to the peer that this side holds ``authkey``."""
     nonce = framed.recv_bytes()
     framed.send_bytes(hmac.digest(authkey, nonce, hashlib.sha256))
     if framed.recv_bytes() != b"ok":
-        raise PartyError("authentication with the engine failed", "check the shared key")
+        raise PartyError(f"authentication with {peer} failed", "check the shared key")
 
 
 def dial(
@@ -114,7 +131,7 @@ def dial(
         sock = client_context(tls).wrap_socket(raw, server_hostname=address[0]) if tls else raw
         framed = FramedSocket(sock)
         if authkey is not None and tls is None:
-            _answer(framed, authkey)
+            answer(framed, authkey)
     except (ssl.SSLError, OSError, EOFError) as err:
         raw.close()
         raise PartyError(
@@ -132,7 +149,7 @@ def accept(listener: socket.socket, *, tls: ssl.SSLContext | None, authkey: byte
         sock = tls.wrap_socket(raw, server_side=True) if tls else raw
         framed = FramedSocket(sock)
         if authkey is not None and tls is None:
-            _challenge(framed, authkey)
+            challenge(framed, authkey)
     except (ssl.SSLError, OSError, EOFError) as err:
         raw.close()
         raise PartyError(f"refused a peer: {err}", "the peer needs a certificate from this engine's CA") from None

@@ -1,0 +1,63 @@
+"""The Flower ClientApp: hebench's own client code, behind the encrypting mod.
+
+The functions here see plaintext only; ``hebench_mod`` (outermost) decrypts
+what arrives and encrypts what leaves. Component path for a Flower App:
+``hebench.flower.client_app:app``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from flwr.app import Context, Message, MetricRecord, RecordDict
+from flwr.clientapp import ClientApp
+
+from hebench.fl.update import load_vector
+from hebench.flower.client_mod import hebench_mod
+from hebench.flower.client_party import node_party
+from hebench.flower.codec import model_record, model_vector
+from hebench.flower.plan import CLIENT, ROUND, WEIGHTS
+
+app = ClientApp(mods=[hebench_mod])
+
+
+@app.train()
+def train(msg: Message, context: Context) -> Message:
+    """Local training from the global model (or, in round 1, the suite's seeded initial model)."""
+    party = node_party(context)
+    arrays = msg.content.array_records.get("arrays")
+    if arrays is not None and len(arrays):
+        load_vector(party.local.model, model_vector(arrays))
+    vector, loss = party.local.train(int(msg.content.config_records["config"][ROUND]))
+    metrics = MetricRecord({"num-examples": party.local.samples, "train-loss": loss, CLIENT: party.index})
+    return Message(RecordDict({"arrays": model_record(vector), "metrics": metrics}), reply_to=msg)
+
+
+@app.evaluate()
+def evaluate(msg: Message, context: Context) -> Message:
+    """Load the global model; node 0 evaluates it on the test split and checkpoints it."""
+    party = node_party(context)
+    config = msg.content.config_records["config"]
+    weights = json.loads(str(config[WEIGHTS]))
+    report = party.local.apply(int(config[ROUND]), model_vector(msg.content.array_records["arrays"]), weights)
+    metrics = MetricRecord({"num-examples": party.local.samples, CLIENT: party.index, **report})
+    return Message(RecordDict({"metrics": metrics}), reply_to=msg)
+
+
+@app.query("hebench_map")
+def score_map(msg: Message, context: Context) -> Message:
+    """Selective encryption: this node's local sensitivity (or magnitude, random) map."""
+    party = node_party(context)
+    metrics = MetricRecord({"num-examples": 1, CLIENT: party.index})
+    return Message(RecordDict({"arrays": model_record(party.local.score_map()), "metrics": metrics}), reply_to=msg)
+
+
+@app.query("hebench_mask")
+def agree_mask(msg: Message, context: Context) -> Message:
+    """Selective encryption: the mask every node derives from the same decrypted sum of maps."""
+    party = node_party(context)
+    mask = party.local.agree(model_vector(msg.content.array_records["arrays"]))
+    party.keep_mask(context, mask)
+    metrics = MetricRecord({"num-examples": 1, CLIENT: party.index, "encrypted-fraction": float(np.mean(mask))})
+    return Message(RecordDict({"metrics": metrics}), reply_to=msg)

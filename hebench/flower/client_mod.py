@@ -1,0 +1,226 @@
+"""The outermost client mod: encrypts what the ClientApp returns and decrypts what arrives.
+
+Training replies leave as ciphertext Arrays (``hebench.ciphertext``); the
+ClientApp inside only ever sees and returns plaintext. The mod measures its
+phases with the same meter as local runs and sends each round's record (and,
+with ``measure.decryption_error``, the out-of-band oracle vectors) to the hub.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, MetricRecord, RecordDict
+from flwr.clientapp.typing import ClientAppCallable
+
+from hebench.errors import PartyError
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.update import layer_sizes
+from hebench.fl.update import split as split_layers
+from hebench.flower.ciphers import Cipher, EngineCipher, KeyHolderCipher, merged_engine_report
+from hebench.flower.client_party import NodeParty, digest_of, node_party
+from hebench.flower.codec import (
+    CIPHER_STYPE,
+    PLAIN_STYPE,
+    model_record,
+    model_vector,
+    payload_bytes,
+    update_parts,
+    update_record,
+)
+from hebench.flower.hub_link import HubLink
+from hebench.flower.plan import AGG_EPOCH, EPOCH, GLOBAL_DIGEST, INITIAL, MAP_QUERY, MASK_QUERY, ROUND
+from hebench.selective.split import PLAIN, join, split
+
+HANDLED = (MessageType.TRAIN, MessageType.EVALUATE, MAP_QUERY, MASK_QUERY)
+
+
+def hebench_mod(msg: Message, context: Context, call_next: ClientAppCallable) -> Message:
+    """Flower client mod: put it outermost (first) in ``ClientApp(mods=[...])``."""
+    kind = msg.metadata.message_type
+    if kind not in HANDLED or not msg.has_content():
+        return call_next(msg, context)
+    step = ClientStep(node_party(context), context)
+    try:
+        if kind == MessageType.TRAIN:
+            return step.train(msg, call_next)
+        if kind == MessageType.EVALUATE:
+            return step.evaluate(msg, call_next)
+        if kind == MAP_QUERY:
+            return step.score_map(msg, call_next)
+        return step.agree_mask(msg, call_next)
+    finally:
+        step.close()
+
+
+class ClientStep:
+    """One message's work for one node."""
+
+    def __init__(self, party: NodeParty, context: Context) -> None:
+        self.party, self.context = party, context
+        plan, self.meter = party.plan, PhaseMeter()
+        mode = plan.config.mode
+        with self.meter.phase("connect"):
+            hello = {"role": "client", "client": party.index}
+            node = party.node
+            self.hub = HubLink.open(
+                plan.hub_holders, node.read_hub_ca(), node.read_credential(), hello, plan.suite.measure.timeout_s
+            )
+            self.hub.channel.record_to(plan.transcript(f"client-{party.index}-keys"))
+            self.cipher: Cipher = (
+                EngineCipher(plan, party.node) if mode == "offload" else KeyHolderCipher(self.hub, mode == "raw")
+            )
+        self.stype = PLAIN_STYPE if mode == "raw" else CIPHER_STYPE
+
+    def close(self) -> None:
+        self.cipher.close()
+        self.hub.close()
+
+    # --- the global model ---------------------------------------------------------------
+
+    def global_model(self, content: RecordDict, config: ConfigRecord) -> np.ndarray:
+        """The plaintext aggregate: decrypted from the message, or kept from this round's evaluate message."""
+        arrays = content.array_records.get("arrays")
+        if arrays is None or len(arrays) == 0:
+            cached = self.party.cached_global(self.context, str(config.get(GLOBAL_DIGEST, "")))
+            if cached is None:
+                raise PartyError(
+                    "a training message without the global model, and this node holds no matching aggregate",
+                    "the strategy sends each aggregate in the evaluate step: evaluate every node each round",
+                )
+            return cached
+        cipher, plain = update_parts(arrays, self.stype)
+        digest = digest_of(cipher + plain)
+        cached = self.party.cached_global(self.context, digest)
+        if cached is not None:
+            return cached
+        decrypted = self.cipher.decrypt(cipher, int(config[AGG_EPOCH]), self.meter)
+        clear = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in plain]
+        vector = join(decrypted, np.concatenate(clear) if clear else np.empty(0), self.party.mask(self.context))
+        self.party.keep_global(self.context, digest, vector)
+        return vector
+
+    def _encrypt(self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool) -> ArrayRecord:
+        encrypted, plain = split(vector, mask)
+        sizes = layer_sizes(self.party.local.model, "per-layer") if per_layer else [len(encrypted)]
+        cipher = self.cipher.encrypt(split_layers(encrypted, sizes), epoch, self.meter)
+        with self.meter.phase("serialize"):
+            clear = (PLAIN.serialize(PLAIN.encrypt(plain)),) if mask is not None else ()
+        return update_record(cipher, clear, self.stype)
+
+    def _part(self, **fields: Any) -> dict[str, Any]:
+        """This step's share of a record: fields, phases, and the engine's work (offload)."""
+        taken = self.meter.take()
+        part = {**fields, **taken}
+        engine = merged_engine_report(self.cipher.engine_reports)
+        if engine is not None:
+            part["engine"], part["host_engine_bytes"] = engine, self.cipher.engine_bytes
+        return part
+
+    # --- message kinds ------------------------------------------------------------------
+
+    def train(self, msg: Message, call_next: ClientAppCallable) -> Message:
+        config = msg.content.config_records["config"]
+        r, epoch = int(config[ROUND]), int(config[EPOCH])
+        received = payload_bytes(msg.content)
+        inner = RecordDict({"config": config})
+        if not config.get(INITIAL):
+            inner["arrays"] = model_record(self.global_model(msg.content, config))
+        msg.content = inner
+        with self.meter.phase("train"):
+            reply = call_next(msg, self.context)
+        if reply.has_error():
+            return reply
+        metrics: MetricRecord = reply.content.metric_records["metrics"]
+        update = model_vector(reply.content.array_records["arrays"])
+        per_layer = self.party.plan.config.packing == "per-layer"
+        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer)
+        reply.content = RecordDict({"arrays": record, "metrics": metrics})
+        self.hub.records(self.party.sink.drain())  # the oracle copy of the update, out of band
+        part = self._part(round=r, epoch=epoch, bytes_sent=payload_bytes(reply.content), bytes_received=received)
+        part["train_loss"] = float(metrics.get("train-loss", float("nan")))
+        self.party.keep_pending(self.context, part)
+        return reply
+
+    def evaluate(self, msg: Message, call_next: ClientAppCallable) -> Message:
+        config = msg.content.config_records["config"]
+        r = int(config[ROUND])
+        received = payload_bytes(msg.content)
+        vector = self.global_model(msg.content, config)
+        msg.content = RecordDict({"config": config, "arrays": model_record(vector)})
+        with self.meter.phase("evaluate"):
+            reply = call_next(msg, self.context)
+        if reply.has_error():
+            return reply
+        self.hub.records(self.party.sink.drain())  # client 0: the decrypted aggregate, for the error check
+        metrics = reply.content.metric_records["metrics"]
+        part = self._part(bytes_sent=payload_bytes(reply.content), bytes_received=received)
+        part.update({k: float(v) for k, v in metrics.items() if k in ("accuracy", "loss")})
+        trained = self.party.pending(self.context)
+        self.party.keep_pending(self.context, None)
+        self.hub.record(round_record(self.party.index, r, trained if trained and trained["round"] == r else None, part))
+        return reply
+
+    def score_map(self, msg: Message, call_next: ClientAppCallable) -> Message:
+        config = msg.content.config_records["config"]
+        received = payload_bytes(msg.content)
+        with self.meter.phase("map"):
+            reply = call_next(msg, self.context)
+        if reply.has_error():
+            return reply
+        local = model_vector(reply.content.array_records["arrays"])
+        record = self._encrypt(local, None, int(config[EPOCH]), per_layer=False)
+        reply.content = RecordDict({"arrays": record, "metrics": reply.content.metric_records["metrics"]})
+        part = self._part(round=-1, bytes_sent=payload_bytes(reply.content), bytes_received=received)
+        self.party.keep_pending(self.context, part)
+        return reply
+
+    def agree_mask(self, msg: Message, call_next: ClientAppCallable) -> Message:
+        config = msg.content.config_records["config"]
+        received = payload_bytes(msg.content)
+        cipher, _ = update_parts(msg.content.array_records["arrays"], self.stype)
+        summed = self.cipher.decrypt(cipher, int(config[EPOCH]), self.meter)
+        msg.content = RecordDict({"config": config, "arrays": model_record(summed)})
+        reply = call_next(msg, self.context)
+        if reply.has_error():
+            return reply
+        mask = self.party.mask(self.context)
+        assert mask is not None
+        part = self._part(bytes_sent=payload_bytes(reply.content), bytes_received=received)
+        record = round_record(self.party.index, -1, self.party.pending(self.context), part)
+        self.party.keep_pending(self.context, None)
+        record.update(
+            kind="mask_agreement",
+            encrypted_fraction=float(mask.mean()),
+            mask_sha256=self.party.local.mask_digest(mask),
+        )
+        record.pop("round")
+        self.hub.record(record)
+        return reply
+
+
+def round_record(client: int, r: int, first: dict[str, Any] | None, second: dict[str, Any]) -> dict[str, Any]:
+    """A client's record for round ``r``: its training half (if it trained) merged with its aggregate half."""
+    out: dict[str, Any] = {"kind": "party_round", "role": "client", "client": client, "round": r}
+    halves = [h for h in (first, second) if h]
+    phases: dict[str, dict[str, Any]] = {}
+    for half in halves:
+        for name, p in half["phases"].items():
+            entry = phases.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "cycles": None})
+            entry["wall_s"] += p["wall_s"]
+            entry["cpu_s"] += p["cpu_s"]
+            if p.get("cycles") is not None:
+                entry["cycles"] = (entry["cycles"] or 0.0) + p["cycles"]
+        for key, value in half.items():
+            if key not in ("phases", "bytes_sent", "bytes_received", "engine", "host_engine_bytes", "round"):
+                out[key] = value
+    out["phases"] = phases
+    out["bytes_sent"] = sum(h["bytes_sent"] for h in halves)
+    out["bytes_received"] = sum(h["bytes_received"] for h in halves)
+    engines = [h["engine"] for h in halves if "engine" in h]
+    if engines:
+        out["engine"] = merged_engine_report(engines)
+        out["host_engine_bytes"] = sum(h.get("host_engine_bytes", 0) for h in halves)
+    out["peak_rss_bytes"] = max(h["peak_rss_bytes"] for h in halves)
+    return out

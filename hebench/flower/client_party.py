@@ -1,0 +1,123 @@
+"""A SuperNode's hebench client: its shard, its model, and what it keeps between messages.
+
+Built from the Flower context (run config: the plan; node config: partition,
+hub credential, engine) and cached per ClientApp process. What must survive
+between messages lives in ``context.state`` on the node: the decrypted global
+model (so an aggregate is decrypted once per round), the agreed selective
+mask, and the first half of a round's record (training), completed when the
+round's aggregate arrives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context
+
+from hebench.data.registry import load_federated
+from hebench.errors import PartyError
+from hebench.fl.local_model import LocalModel
+from hebench.fl.party import PartyContext
+from hebench.flower.plan import FlowerPlan, NodeSettings
+
+GLOBAL_KEY, GLOBAL_META = "hebench-global", "hebench-global-meta"
+MASK_KEY, PENDING_KEY = "hebench-mask", "hebench-pending"
+
+
+class RecordSink(list):
+    """Collects what hebench's client code reports (``put``), for the mod to forward to the hub."""
+
+    def put(self, record: dict[str, Any]) -> None:
+        self.append(record)
+
+    def drain(self) -> list[dict[str, Any]]:
+        items = list(self)
+        self.clear()
+        return items
+
+
+class NodeParty:
+    def __init__(self, plan: FlowerPlan, node: NodeSettings) -> None:
+        suite = plan.suite
+        if node.partitions != suite.data.clients:
+            raise PartyError(
+                f"SuperNode says num-partitions={node.partitions}, the suite has data.clients={suite.data.clients}",
+                "start one SuperNode per client, or set data.clients to the federation's size",
+            )
+        if not 0 <= node.partition < node.partitions:
+            raise PartyError(f"partition-id {node.partition} is out of range", "use 0 … num-partitions-1")
+        self.plan, self.node = plan, node
+        data = load_federated(suite.data, suite.seed)
+        self.ctx = PartyContext(
+            suite=suite,
+            config=plan.config,
+            run_dir=Path(plan.run_dir),
+            authkey=b"",
+            start_round=0,
+            input_shape=data.input_shape,
+            num_classes=data.num_classes,
+            client_index=node.partition,
+            data=data.clients[node.partition],
+            test=(data.test_x, data.test_y) if node.partition == 0 else None,
+        )
+        self.sink = RecordSink()
+        self.local = LocalModel(self.ctx, self.sink)
+
+    @property
+    def index(self) -> int:
+        return self.node.partition
+
+    def mask(self, context: Context) -> np.ndarray | None:
+        stored = context.state.array_records.get(MASK_KEY)
+        if stored is not None:
+            return stored["mask"].numpy().astype(bool)
+        return self.local.initial_mask()
+
+    @staticmethod
+    def keep_mask(context: Context, mask: np.ndarray) -> None:
+        context.state[MASK_KEY] = ArrayRecord({"mask": Array(mask.astype(np.uint8))})
+
+    @staticmethod
+    def cached_global(context: Context, digest: str) -> np.ndarray | None:
+        stored, meta = context.state.array_records.get(GLOBAL_KEY), context.state.config_records.get(GLOBAL_META)
+        if stored is None or meta is None or meta.get("digest") != digest:
+            return None
+        return stored["model"].numpy()
+
+    @staticmethod
+    def keep_global(context: Context, digest: str, vector: np.ndarray) -> None:
+        context.state[GLOBAL_KEY] = ArrayRecord({"model": Array(np.asarray(vector, np.float32))})
+        context.state[GLOBAL_META] = ConfigRecord({"digest": digest})
+
+    @staticmethod
+    def pending(context: Context) -> dict[str, Any] | None:
+        stored = context.state.config_records.get(PENDING_KEY)
+        return json.loads(str(stored["json"])) if stored is not None and "json" in stored else None
+
+    @staticmethod
+    def keep_pending(context: Context, record: dict[str, Any] | None) -> None:
+        context.state[PENDING_KEY] = ConfigRecord({"json": json.dumps(record)}) if record else ConfigRecord()
+
+
+def digest_of(blobs: tuple[bytes, ...]) -> str:
+    h = hashlib.sha256()
+    for b in blobs:
+        h.update(hashlib.sha256(b).digest())
+    return h.hexdigest()
+
+
+_PARTIES: dict[tuple[str, int], NodeParty] = {}
+
+
+def node_party(context: Context) -> NodeParty:
+    """This node's party for the context's run (made once per process)."""
+    plan = FlowerPlan.from_run_config(dict(context.run_config))
+    node = NodeSettings.from_node_config(dict(context.node_config))
+    key = (plan.run_id, node.partition)
+    if key not in _PARTIES:
+        _PARTIES[key] = NodeParty(plan, node)
+    return _PARTIES[key]

@@ -1,0 +1,163 @@
+"""The hub of a Flower run: hebench's key authority and record sink, started by the run's driver.
+
+Two doors, two credentials. The server's door (the run config's server key)
+answers with public key sets only. The clients' door (the federation's client
+key, kept in each SuperNode's node config) answers with the secret set in
+host-he mode, and refuses it in offload mode, where the secret set goes only to
+the offload engines (the hub dials them, as the local key authority does).
+Both doors take measurement records, which the driver writes as JSON lines.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from hebench.crypto import create_adapter
+from hebench.errors import HebenchError, PartyError
+from hebench.fl.key_authority import dial_engines
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import PartyContext
+from hebench.fl.transport import Channel, Message
+from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
+
+RUNTIME = "flower"
+CLIENT_RECORDS = ("party_round", "party_setup", "mask_agreement", "party_error")
+SERVER_RECORDS = (*CLIENT_RECORDS, "flower_run")
+
+
+class KeyStore:
+    """One key set per epoch, made on first request and pushed to the offload engines before anyone gets it."""
+
+    def __init__(self, ctx: PartyContext, engines: list[Channel], records: Any) -> None:
+        self.ctx, self.engines, self.records = ctx, engines, records
+        self._sets: dict[int, tuple[bytes, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, epoch: int) -> tuple[bytes, bytes]:
+        """(secret set, public set) of an epoch."""
+        with self._lock:
+            if epoch not in self._sets:
+                self._sets[epoch] = self._make(epoch)
+            return self._sets[epoch]
+
+    def _make(self, epoch: int) -> tuple[bytes, bytes]:
+        meter = PhaseMeter()
+        adapter = create_adapter(self.ctx.config.adapter, self.ctx.config.params)
+        with meter.phase("keygen"):
+            adapter.keygen()
+            secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
+        with meter.phase("distribute"):
+            for engine in self.engines:
+                engine.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+        self.records.put(
+            {
+                "kind": "keygen",
+                "role": "key_authority",
+                "runtime": RUNTIME,
+                "epoch": epoch,
+                "key_id": adapter.key_id,
+                "info": adapter.info().__dict__,
+                "key_bytes": {"secret_set": len(secret), "public_set": len(public)},
+                "holders": len(self.engines) if self.engines else self.ctx.suite.data.clients,
+                **meter.take(),
+            }
+        )
+        return secret, public
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """What the driver tells its hub process: the clients' credential, where to listen, engines to feed."""
+
+    client_key: bytes
+    host: str
+    ports: tuple[int, int]  # (server door, client door); 0 = any free port
+    tls_dir: str | None  # the hub's certificate folder (hub.pem, hub-key.pem, ca.pem)
+    engines: tuple[tuple[str, int], ...]
+    engine_tls_dir: str | None
+
+
+class Hub:
+    def __init__(self, ctx: PartyContext, keys: KeyStore, records: Any, tls: ssl.SSLContext | None) -> None:
+        self.ctx, self.keys, self.records, self.tls = ctx, keys, records, tls
+        self.offload = ctx.config.mode == "offload"
+
+    def serve(self, listener: socket.socket, door: str, credential: bytes) -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return  # closed by the driver's stop
+            threading.Thread(target=self._handle, args=(raw, door, credential), daemon=True).start()
+
+    def _handle(self, raw: socket.socket, door: str, credential: bytes) -> None:
+        try:
+            channel = admit(raw, self.tls, credential, f"a party at the {door} door", self.ctx.timeout_s)
+        except HebenchError as err:  # a peer without the door's credential: refused, nothing sent
+            self.records.put({"kind": "hub_note", "problem": err.problem})
+            return
+        try:
+            hello = channel.recv("hello")
+            channel.peer = "the server" if door == "server" else f"client {hello.meta.get('client')}"
+            while (msg := channel.recv()).kind != "done":
+                self._answer(channel, door, msg)
+        except HebenchError as err:
+            if door == "server" or "closed the connection" not in err.problem:
+                self.records.put({"kind": "hub_note", "problem": err.problem})
+            try:
+                channel.send(Message("error", {"problem": f"hub: {err.problem}", "fix": err.fix}))
+            except PartyError:
+                pass
+        finally:
+            channel.close()
+
+    def _answer(self, channel: Channel, door: str, msg: Message) -> None:
+        if msg.kind == "epoch":
+            secret, public = self.keys.get(int(msg.meta["epoch"]))
+            if door == "server":
+                channel.send(Message("keys", {"secret": False}, (public,)))  # never the secret set
+            elif self.offload:
+                raise PartyError(
+                    "a client asked for the secret key in offload mode",
+                    "in offload mode only the node's engine holds keys: set hebench-engine in its node config",
+                )
+            else:
+                channel.send(Message("keys", {"secret": True}, (secret,)))
+        elif msg.kind == "record":
+            allowed = SERVER_RECORDS if door == "server" else CLIENT_RECORDS
+            if msg.meta.get("kind") not in allowed:
+                raise PartyError(f"record kind '{msg.meta.get('kind')}' is not accepted here", "same hebench?")
+            self.records.put({**msg.meta, "runtime": RUNTIME})
+        elif msg.kind in ("oracle_update", "oracle_aggregate"):
+            self.records.put({**msg.meta, "kind": msg.kind, "vector": np.frombuffer(msg.parts[0], dtype="<f4")})
+        else:
+            raise PartyError(f"unknown request '{msg.kind}'", "protocol mismatch: same hebench?")
+
+
+def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
+    """Process entry (``party_main``): ``ctx.authkey`` is the server's credential."""
+    settings: HubSettings = control.recv()
+    tls = hub_tls(settings.tls_dir)
+    doors = {
+        "server": (open_door(settings.host, settings.ports[0], tls), ctx.authkey),
+        "client": (open_door(settings.host, settings.ports[1], tls), settings.client_key),
+    }
+    engines = [tuple(e) for e in settings.engines]
+    holders = dial_engines(ctx, engines, settings.engine_tls_dir) if ctx.config.mode == "offload" else []  # type: ignore[arg-type]
+    hub = Hub(ctx, KeyStore(ctx, holders, records), records, server_context(tls))
+    for door, (listener, credential) in doors.items():
+        threading.Thread(target=hub.serve, args=(listener, door, credential), daemon=True).start()
+    control.send({door: listener.getsockname()[:2] for door, (listener, _) in doors.items()})
+    control.recv()  # the driver says stop
+    for listener, _ in doors.values():
+        listener.close()
+    for engine in holders:
+        engine.send(Message("done"))
+        engine.close()

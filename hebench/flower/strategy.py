@@ -1,0 +1,220 @@
+"""A Flower strategy that averages encrypted updates with public keys only.
+
+``aggregate_train`` never decodes arrays: it reads each reply's ciphertext
+bytes (and, for selective updates, the plaintext part), weights them by the
+reply's sample count and adds them under encryption, with the epoch's public
+key set from the hub. The aggregate goes back to every node in the evaluate
+step, where each node's mod decrypts it once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
+from flwr.serverapp import Grid
+from flwr.serverapp.strategy import FedAvg
+
+from hebench.crypto.base import HEAdapter
+from hebench.errors import PartyError
+from hebench.fl.aggregator import sum_updates
+from hebench.fl.fedavg import fedavg_weights
+from hebench.fl.keyring import epoch_of
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.transport import Message as WireMessage
+from hebench.fl.transport import encode, write_frame
+from hebench.flower.client_party import digest_of
+from hebench.flower.codec import CIPHER_STYPE, PLAIN_STYPE, content_bytes, payload_bytes, update_parts, update_record
+from hebench.flower.hub_link import HubLink
+from hebench.flower.plan import (
+    AGG_EPOCH,
+    CLIENT,
+    EPOCH,
+    GLOBAL_DIGEST,
+    INITIAL,
+    MAP_QUERY,
+    MASK_QUERY,
+    ROUND,
+    WEIGHTS,
+    FlowerPlan,
+)
+from hebench.selective.agreement import needs_agreement
+
+
+class HEFedAvg(FedAvg):
+    def __init__(self, plan: FlowerPlan, hub: HubLink, transcript: Path | None = None) -> None:
+        suite = plan.suite
+        clients, per_round = suite.data.clients, suite.training.clients_per_round or suite.data.clients
+        super().__init__(
+            fraction_train=per_round / clients,
+            fraction_evaluate=1.0,  # every node receives (and decrypts) every aggregate
+            min_train_nodes=per_round,
+            min_evaluate_nodes=clients,
+            min_available_nodes=clients,
+        )
+        self.plan, self.hub = plan, hub
+        self.stype = PLAIN_STYPE if plan.config.mode == "raw" else CIPHER_STYPE
+        self.meter = PhaseMeter()
+        self._adapters: dict[int, HEAdapter] = {}
+        self._aggregate: dict[str, Any] = {}  # the current aggregate's epoch, weights and digest
+        self._round_started = 0.0
+        self._traffic = {"bytes_received": 0, "bytes_sent": 0}
+        self._round_record: dict[str, Any] = {}
+        self._transcript = transcript.open("ab") if transcript else None  # every reply, as received
+
+    # --- keys ---------------------------------------------------------------------------
+
+    def adapter(self, epoch: int) -> HEAdapter:
+        if epoch not in self._adapters:
+            with self.meter.phase("keys"):
+                adapter = self.hub.adapter(epoch, secret=False)
+            if adapter.has_secret_key and self.plan.config.mode != "raw":
+                raise PartyError("the server was handed a secret key", "the hub must send the server public keys only")
+            self._adapters = {epoch: adapter}  # an older epoch is never needed again
+        return self._adapters[epoch]
+
+    @property
+    def holds_secret_key(self) -> bool:
+        return self.plan.config.mode != "raw" and any(a.has_secret_key for a in self._adapters.values())
+
+    # --- selective mask agreement -------------------------------------------------------
+
+    def agree_mask(self, grid: Grid, timeout: float) -> None:
+        """FedML-HE's agreement: sum the nodes' encrypted score maps, send every node the sum."""
+        if not needs_agreement(self.plan.config.selective):
+            return
+        epoch = epoch_of(0, self.plan.suite.training.key_rotation_rounds)
+        adapter = self.adapter(epoch)
+        config = ConfigRecord({EPOCH: epoch})
+        nodes = self._all_nodes(grid)
+        replies = self._replies(grid.send_and_receive(self._messages(nodes, MAP_QUERY, config), timeout=timeout))
+        with self.meter.phase("aggregate"):
+            blobs, _ = sum_updates(adapter, *self._updates(replies, equal=True))
+        record = update_record(blobs, (), self.stype)
+        self._replies(grid.send_and_receive(self._messages(nodes, MASK_QUERY, config, record), timeout=timeout))
+        self.hub.record({"kind": "mask_agreement", "role": "aggregator", **self.meter.take()})
+
+    # --- training -----------------------------------------------------------------------
+
+    def configure_train(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        self._round_started = time.perf_counter()
+        self._traffic = {"bytes_received": 0, "bytes_sent": 0}
+        r = server_round - 1
+        epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
+        self.adapter(epoch)
+        config = ConfigRecord({ROUND: r, EPOCH: epoch})
+        if self._aggregate:  # every node received the aggregate in the evaluate step: name it, do not resend it
+            config[GLOBAL_DIGEST] = self._aggregate["digest"]
+        else:
+            config[INITIAL] = True  # nodes start from the suite's seeded model
+        messages = list(super().configure_train(server_round, ArrayRecord(), config, grid))
+        self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
+        return messages
+
+    def aggregate_train(
+        self, server_round: int, replies: Iterable[Message]
+    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        r = server_round - 1
+        epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
+        valid = self._replies(replies)
+        with self.meter.phase("deserialize"):
+            updates, weights = self._updates(valid, equal=False)
+        with self.meter.phase("aggregate"):
+            blobs, plain_parts = sum_updates(self.adapter(epoch), updates, weights)
+        cut = len(blobs) - plain_parts
+        aggregate = update_record(blobs[:cut], blobs[cut:], self.stype)
+        wire_weights = {str(i): w for i, w in weights.items()}
+        self._aggregate = {"epoch": epoch, "weights": wire_weights, "digest": digest_of(blobs)}
+        self._round_record = {
+            "selected": sorted(weights),
+            "weights": wire_weights,
+            "update_bytes": {str(i): sum(len(b) for b in parts) for i, (_, parts) in updates.items()},
+            "aggregate_bytes": sum(len(b) for b in blobs),
+            "plain_parts": plain_parts,
+            "epoch": epoch,
+        }
+        losses = [float(m.content.metric_records["metrics"].get("train-loss", 0.0)) for m in valid]
+        return aggregate, MetricRecord({"train-loss": sum(losses) / len(losses)})
+
+    # --- evaluation: the aggregate goes to every node ----------------------------------
+
+    def configure_evaluate(
+        self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+    ) -> Iterable[Message]:
+        agg = self._aggregate
+        config = ConfigRecord({ROUND: server_round - 1, AGG_EPOCH: agg["epoch"], WEIGHTS: json.dumps(agg["weights"])})
+        messages = list(super().configure_evaluate(server_round, arrays, config, grid))
+        self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
+        return messages
+
+    def aggregate_evaluate(self, server_round: int, replies: Iterable[Message]) -> MetricRecord | None:
+        valid = self._replies(replies)
+        first = next((m for m in valid if int(m.content.metric_records["metrics"][CLIENT]) == 0), None)
+        metrics = MetricRecord()
+        if first is not None:
+            for key in ("accuracy", "loss"):
+                if key in first.content.metric_records["metrics"]:
+                    metrics[key] = first.content.metric_records["metrics"][key]
+        self.hub.record(
+            {
+                "kind": "party_round",
+                "role": "aggregator",
+                "round": server_round - 1,
+                **self._round_record,
+                **self._traffic,
+                # Flower's round time includes its polling interval: reported, never compared with local runs
+                "flower_round_wall_s": time.perf_counter() - self._round_started,
+                "holds_secret_key": self.holds_secret_key,
+                **self.meter.take(),
+            }
+        )
+        return metrics
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _all_nodes(self, grid: Grid) -> list[int]:
+        while len(nodes := list(grid.get_node_ids())) < self.min_available_nodes:
+            time.sleep(1)
+        return nodes
+
+    def _messages(
+        self, nodes: list[int], kind: str, config: ConfigRecord, arrays: ArrayRecord | None = None
+    ) -> list[Message]:
+        content = RecordDict({"config": config, **({"arrays": arrays} if arrays is not None else {})})
+        messages = [Message(content=content, message_type=kind, dst_node_id=n) for n in nodes]
+        self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
+        return messages
+
+    def _replies(self, replies: Iterable[Message]) -> list[Message]:
+        """Valid replies; any node's error stops the run (no silent partial aggregation)."""
+        replies = list(replies)
+        failed = [m for m in replies if m.has_error()]
+        if failed:
+            reasons = "; ".join(f"node {m.metadata.src_node_id}: {m.error.reason}" for m in failed)
+            raise PartyError(f"{len(failed)} node(s) failed: {reasons}", "see the SuperNode logs")
+        if not replies:
+            raise PartyError("no node replied in time", "check that the SuperNodes are running and connected")
+        self._traffic["bytes_received"] += sum(payload_bytes(m.content) for m in replies)
+        if self._transcript:
+            for m in replies:
+                meta = {"node": m.metadata.src_node_id, "type": m.metadata.message_type}
+                write_frame(self._transcript, encode(WireMessage("reply", meta, (content_bytes(m.content),))))
+        return replies
+
+    def _updates(self, replies: list[Message], equal: bool) -> tuple[dict[int, Any], dict[int, float]]:
+        """Ciphertext parts by node partition, and FedAvg weights (sample counts, or equal for score maps)."""
+        updates: dict[int, Any] = {}
+        counts: dict[int, int] = {}
+        for msg in replies:
+            metrics = msg.content.metric_records["metrics"]
+            index = int(metrics[CLIENT])
+            cipher, plain = update_parts(msg.content.array_records["arrays"], self.stype)
+            updates[index] = ({"plain_parts": len(plain)}, cipher + plain)
+            counts[index] = 1 if equal else int(metrics["num-examples"])
+        return updates, fedavg_weights(counts)
