@@ -47,7 +47,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("reports/bench"))
     parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     parser.add_argument("--budget", type=float, default=20.0)
-    parser.add_argument("--only", default="libraries,paillier_packing,fl_round,offload_round", help="benchmarks to run")
+    parser.add_argument(
+        "--only",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round",
+        help="benchmarks to run (flower_round needs hebench[flower])",
+    )
     parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -71,6 +75,13 @@ def main() -> None:
 
         result = offload_round()
         (args.out / "offload_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "flower_round" in only:
+        from hebench.bench.flower_round import flower_round
+        from hebench.flower import require_flower
+
+        require_flower()
+        result = flower_round()
+        (args.out / "flower_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
 
 
 if __name__ == "__main__":

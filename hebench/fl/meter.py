@@ -40,3 +40,16 @@ class PhaseMeter:
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "cycles_source": "perf_event" if self._counter else None,
         }
+
+
+def merge_phases(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The phases of several ``take()`` results added up (cycles stay None unless some part counted them)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        for name, p in rec["phases"].items():
+            entry = merged.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "cycles": None})
+            entry["wall_s"] += p["wall_s"]
+            entry["cpu_s"] += p["cpu_s"]
+            if p.get("cycles") is not None:
+                entry["cycles"] = (entry["cycles"] or 0.0) + p["cycles"]
+    return merged

@@ -133,23 +133,25 @@ class Runner:
             raise PartyError(f"cannot resume '{config.label}': checkpoint {path} is missing", "rerun without --resume")
         return np.load(path)
 
-    def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
+    def _configuration_record(self, config: Configuration, data: FederatedData, start: int) -> dict[str, Any]:
+        """What a configuration's records are about (written before its first round)."""
         suite = self.suite
         model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
-        writer.write(
-            "configuration",
-            {
-                "config": config.label,
-                "mode": config.mode,
-                "adapter": config.adapter,
-                "params": config.params,
-                "packing": config.packing,
-                "selective": config.selective.model_dump(mode="json") if config.selective else None,
-                "model": suite.model.name,
-                "parameters": parameter_count(model),
-                "start_round": start,
-            },
-        )
+        return {
+            "config": config.label,
+            "mode": config.mode,
+            "adapter": config.adapter,
+            "params": config.params,
+            "packing": config.packing,
+            "selective": config.selective.model_dump(mode="json") if config.selective else None,
+            "model": suite.model.name,
+            "parameters": parameter_count(model),
+            "start_round": start,
+        }
+
+    def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
+        suite = self.suite
+        writer.write("configuration", self._configuration_record(config, data, start))
         self.on_event(RunEvent(config.label, None))
         base = PartyContext(
             suite=suite,

@@ -90,6 +90,8 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
                 "host_cores": trained[0].get("affinity") if trained else None,
                 "round_wall_s": _mean([a["round_wall_s"] for a in aggs[label] if "round_wall_s" in a]),
                 # Flower's round time includes its polling interval: reported apart, never compared with local runs
+                # Flower: all the CPU of the ClientApp processes of a round (one per message, start-up included)
+                "flower_process_cpu_s_per_round": _mean([c["process_cpu_s"] for c in trained if "process_cpu_s" in c]),
                 "flower_round_wall_s": _mean(
                     [a["flower_round_wall_s"] for a in aggs[label] if "flower_round_wall_s" in a]
                 ),
@@ -111,7 +113,8 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
         row["cpu_overhead_vs_raw"] = _ratio(row, raw, "client_cpu_s_per_round")
         row["bytes_overhead_vs_raw"] = _ratio(row, raw, "upload_bytes_per_client_round")
         row["round_time_vs_raw"] = _ratio(row, raw, "round_wall_s")
-        host_he = next((r for r in rows if r["mode"] == "host-he" and r["adapter"] == row["adapter"]), None)
+        twin = row["config"].replace("offload/", "host-he/", 1)  # same adapter, packing and selective mask
+        host_he = next((r for r in rows if r["config"] == twin), None)
         if row["mode"] == "offload":
             row["round_time_vs_host_he"] = _ratio(row, host_he, "round_wall_s")
             saved = _ratio(row, host_he, "client_cpu_s_per_round")

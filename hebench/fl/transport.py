@@ -15,7 +15,7 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from hebench.errors import PartyError
+from hebench.errors import HebenchError, PartyError
 
 Address = tuple[str, int]
 
@@ -95,6 +95,21 @@ class Channel:
                 f"expected '{expect}' from {self.peer}, got '{msg.kind}'", "protocol mismatch: same hebench?"
             )
         return msg
+
+    def tell_error(self, speaker: str, err: HebenchError) -> None:
+        """Pass a failure on to the peer (it raises it as its own PartyError), if the peer still listens."""
+        try:
+            self.send(Message("error", {"problem": f"{speaker}: {err.problem}", "fix": err.fix}))
+        except PartyError:
+            pass
+
+    def hang_up(self) -> None:
+        """Tell the peer this side is done (if it still listens), then close."""
+        try:
+            self.send(Message("done"))
+        except PartyError:
+            pass
+        self.close()
 
     def close(self) -> None:
         self.conn.close()

@@ -15,7 +15,7 @@ import numpy as np
 
 from hebench.crypto import HEAdapter
 from hebench.errors import PartyError
-from hebench.fl.meter import PhaseMeter
+from hebench.fl.meter import PhaseMeter, merge_phases
 from hebench.fl.transport import Channel, Message
 from hebench.flower.hub_link import HubLink
 from hebench.flower.plan import FlowerPlan, NodeSettings
@@ -108,27 +108,17 @@ class EngineCipher(Cipher):
         return np.frombuffer(self._ask("decrypt", epoch, blobs, meter).parts[0], dtype="<f4")
 
     def close(self) -> None:
-        try:
-            self.channel.send(Message("done"))
-        except PartyError:
-            pass
-        self.channel.close()
+        self.channel.hang_up()
 
 
 def merged_engine_report(reports: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The engine's phases over one round's requests (as local offload records carry them)."""
     if not reports:
         return None
-    phases: dict[str, dict[str, float]] = {}
-    for rep in reports:
-        for name, p in rep["phases"].items():
-            entry = phases.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "cycles": None})
-            entry["wall_s"] += p["wall_s"]
-            entry["cpu_s"] += p["cpu_s"]
     last = reports[-1]
     return {
         "cores": last.get("cores"),
-        "phases": phases,
+        "phases": merge_phases(reports),
         "peak_rss_bytes": max(r["peak_rss_bytes"] for r in reports),
         "cycles_source": last.get("cycles_source"),
     }

@@ -8,6 +8,7 @@ with ``measure.decryption_error``, the out-of-band oracle vectors) to the hub.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, M
 from flwr.clientapp.typing import ClientAppCallable
 
 from hebench.errors import PartyError
-from hebench.fl.meter import PhaseMeter
+from hebench.fl.meter import PhaseMeter, merge_phases
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
 from hebench.flower.ciphers import Cipher, EngineCipher, KeyHolderCipher, merged_engine_report
@@ -112,7 +113,9 @@ class ClientStep:
     def _part(self, **fields: Any) -> dict[str, Any]:
         """This step's share of a record: fields, phases, and the engine's work (offload)."""
         taken = self.meter.take()
-        part = {**fields, **taken}
+        # Flower starts a ClientApp process per message: its whole CPU (start-up, imports, data) so far
+        process = os.times()
+        part = {**fields, **taken, "process_cpu_s": process.user + process.system}
         engine = merged_engine_report(self.cipher.engine_reports)
         if engine is not None:
             part["engine"], part["host_engine_bytes"] = engine, self.cipher.engine_bytes
@@ -204,18 +207,12 @@ def round_record(client: int, r: int, first: dict[str, Any] | None, second: dict
     """A client's record for round ``r``: its training half (if it trained) merged with its aggregate half."""
     out: dict[str, Any] = {"kind": "party_round", "role": "client", "client": client, "round": r}
     halves = [h for h in (first, second) if h]
-    phases: dict[str, dict[str, Any]] = {}
     for half in halves:
-        for name, p in half["phases"].items():
-            entry = phases.setdefault(name, {"wall_s": 0.0, "cpu_s": 0.0, "cycles": None})
-            entry["wall_s"] += p["wall_s"]
-            entry["cpu_s"] += p["cpu_s"]
-            if p.get("cycles") is not None:
-                entry["cycles"] = (entry["cycles"] or 0.0) + p["cycles"]
         for key, value in half.items():
             if key not in ("phases", "bytes_sent", "bytes_received", "engine", "host_engine_bytes", "round"):
                 out[key] = value
-    out["phases"] = phases
+    out["phases"] = merge_phases(halves)
+    out["process_cpu_s"] = sum(h.get("process_cpu_s", 0.0) for h in halves)
     out["bytes_sent"] = sum(h["bytes_sent"] for h in halves)
     out["bytes_received"] = sum(h["bytes_received"] for h in halves)
     engines = [h["engine"] for h in halves if "engine" in h]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context
 
 from hebench.data.registry import load_federated
@@ -51,6 +52,7 @@ class NodeParty:
         if not 0 <= node.partition < node.partitions:
             raise PartyError(f"partition-id {node.partition} is out of range", "use 0 … num-partitions-1")
         self.plan, self.node = plan, node
+        torch.set_num_threads(1)  # as local parties: idle OpenMP threads would spin on the CPU time measured
         data = load_federated(suite.data, suite.seed)
         self.ctx = PartyContext(
             suite=suite,

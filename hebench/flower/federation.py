@@ -159,7 +159,7 @@ class LocalFederation:
         self, index: int, key: Path | None = None, name: str | None = None
     ) -> tuple[subprocess.Popen, Path]:
         fed = self.federation
-        argv = [_bin("flower-supernode"), "--superlink", fed.superlink, "--port", str(free_port())]
+        argv = [console_script("flower-supernode"), "--superlink", fed.superlink, "--port", str(free_port())]
         argv += ["--root-certificates", fed.root_certificates] if fed.root_certificates else ["--insecure"]
         if key is not None:
             argv += ["--auth-supernode-private-key", str(key)]
@@ -169,7 +169,7 @@ class LocalFederation:
     def register(self, public_key: Path) -> None:
         """Add a node's public key to the SuperLink's allow list (authentication on)."""
         result = subprocess.run(
-            [_bin("flwr"), "supernode", "register", str(public_key), CONNECTION],
+            [console_script("flwr"), "supernode", "register", str(public_key), CONNECTION],
             env=self.federation.env(),
             capture_output=True,
             text=True,
@@ -202,7 +202,7 @@ class LocalFederation:
         self.stop()
 
 
-def _bin(name: str) -> str:
+def console_script(name: str) -> str:
     """A console script of this interpreter's environment (Flower's, hebench's)."""
     candidate = Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else name
@@ -243,7 +243,7 @@ def start_local_federation(
     fed.save()
     local = LocalFederation(fed)
     try:
-        argv = [_bin("flower-superlink"), "--port", str(port), "--disable-runtime-dependency-installation"]
+        argv = [console_script("flower-superlink"), "--port", str(port), "--disable-runtime-dependency-installation"]
         if tls:
             certs = folder / "superlink-tls"
             argv += ["--ssl-certfile", str(certs / "superlink.pem"), "--ssl-keyfile", str(certs / "superlink-key.pem")]

@@ -111,10 +111,7 @@ class Hub:
         except HebenchError as err:
             if door == "server" or "closed the connection" not in err.problem:
                 self.records.put({"kind": "hub_note", "problem": err.problem})
-            try:
-                channel.send(Message("error", {"problem": f"hub: {err.problem}", "fix": err.fix}))
-            except PartyError:
-                pass
+            channel.tell_error("hub", err)
         finally:
             channel.close()
 

@@ -46,8 +46,4 @@ class HubLink:
                 self.record(item)
 
     def close(self) -> None:
-        try:
-            self.channel.send(Message("done"))
-        except PartyError:
-            pass
-        self.channel.close()
+        self.channel.hang_up()

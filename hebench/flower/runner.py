@@ -24,10 +24,9 @@ from hebench.errors import PartyError
 from hebench.fl.party import PartyContext, party_main, safe_label
 from hebench.fl.runner import RunEvent, Runner
 from hebench.flower.app_files import write_app, write_run_config
-from hebench.flower.federation import CONNECTION, Federation, _bin, start_local_federation, tail
+from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
 from hebench.flower.hub import HubSettings, run_hub
 from hebench.flower.plan import FlowerPlan
-from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter
 from hebench.suite import Configuration, Suite
 
@@ -108,23 +107,8 @@ class FlowerRunner(Runner):
                 f"'{config.label}' is offload, but the federation has no engine per SuperNode",
                 "start the federation with `hebench flower up --engines`",
             )
-        model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
-        writer.write(
-            "configuration",
-            {
-                "config": config.label,
-                "mode": config.mode,
-                "adapter": config.adapter,
-                "params": config.params,
-                "packing": config.packing,
-                "selective": config.selective.model_dump(mode="json") if config.selective else None,
-                "model": suite.model.name,
-                "parameters": parameter_count(model),
-                "start_round": 0,
-                "runtime": "flower",
-                "superlink": fed.superlink,
-            },
-        )
+        record = self._configuration_record(config, data, 0)
+        writer.write("configuration", {**record, "runtime": "flower", "superlink": fed.superlink})
         self.on_event(RunEvent(config.label, None))
         server_key = secrets.token_bytes(32)
         ctx = PartyContext(
@@ -169,7 +153,7 @@ class FlowerRunner(Runner):
             log = self.run_dir / "flower-logs" / f"{safe_label(config.label)}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
             with log.open("ab") as out:
-                argv = [_bin("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
+                argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
                 popen = subprocess.Popen(
                     argv, stdout=out, stderr=subprocess.STDOUT, env=fed.env(), start_new_session=True
                 )

@@ -104,6 +104,7 @@ class HEFedAvg(FedAvg):
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
         self._round_started = time.perf_counter()
+        self._all_nodes(grid)  # fail with a reason instead of waiting forever in Flower's sampling
         self._traffic = {"bytes_received": 0, "bytes_sent": 0}
         r = server_round - 1
         epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
@@ -179,7 +180,15 @@ class HEFedAvg(FedAvg):
     # --- helpers ------------------------------------------------------------------------
 
     def _all_nodes(self, grid: Grid) -> list[int]:
+        """Every connected node, once all the suite's clients are (Flower itself would wait forever)."""
+        deadline = time.monotonic() + self.plan.suite.measure.timeout_s
         while len(nodes := list(grid.get_node_ids())) < self.min_available_nodes:
+            if time.monotonic() > deadline:
+                raise PartyError(
+                    f"only {len(nodes)} of {self.min_available_nodes} SuperNodes connected within "
+                    f"{self.plan.suite.measure.timeout_s:.0f} s",
+                    "start one SuperNode per suite client (see the federation's logs), or raise measure.timeout_s",
+                )
             time.sleep(1)
         return nodes
 
@@ -212,9 +221,14 @@ class HEFedAvg(FedAvg):
         updates: dict[int, Any] = {}
         counts: dict[int, int] = {}
         for msg in replies:
-            metrics = msg.content.metric_records["metrics"]
+            metrics, arrays = msg.content.metric_records.get("metrics"), msg.content.array_records.get("arrays")
+            if metrics is None or arrays is None or CLIENT not in metrics or "num-examples" not in metrics:
+                raise PartyError(
+                    f"node {msg.metadata.src_node_id} replied without hebench's update fields",
+                    "every SuperNode must run hebench's ClientApp with hebench_mod (the same hebench version)",
+                )
             index = int(metrics[CLIENT])
-            cipher, plain = update_parts(msg.content.array_records["arrays"], self.stype)
+            cipher, plain = update_parts(arrays, self.stype)
             updates[index] = ({"plain_parts": len(plain)}, cipher + plain)
             counts[index] = 1 if equal else int(metrics["num-examples"])
         return updates, fedavg_weights(counts)

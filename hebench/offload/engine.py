@@ -114,10 +114,7 @@ class EngineServer:
                 raise PartyError(f"unknown role '{role}'", "connect as key_authority, host or service")
         except HebenchError as err:
             self.errors.append(err.problem)
-            try:
-                channel.send(Message("error", {"problem": f"engine: {err.problem}", "fix": err.fix}))
-            except PartyError:
-                pass
+            channel.tell_error("engine", err)
         finally:
             channel.close()
 

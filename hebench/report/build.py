@@ -27,6 +27,7 @@ COST_COLUMNS = [
     ("bytes_overhead_vs_raw", "bytes ×raw"),
     ("cpu_overhead_vs_raw", "CPU ×raw"),
     ("round_wall_s", "round s"),
+    ("flower_round_wall_s", "Flower round s"),
     ("peak_rss_bytes", "peak RSS B"),
     ("max_abs_error", "max error"),
 ]
@@ -68,10 +69,18 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         "figures": [],
         "quality": [],
         "notes": list(source.notes),
+        "remarks": [],  # shown with the run's costs
         "advice": advise(rows, [], []),
     }
     if not rows:
         return section
+    if any(r.get("runtime") == "flower" for r in rows):
+        section["label"] += " (on Flower)"
+        section["remarks"].append(
+            "Run on Flower's deployment engine: CPU and bytes are measured as in local runs; 'Flower round s' "
+            "includes Flower's polling and a ClientApp process per message, so it is not comparable with "
+            "local round times."
+        )
     prefix = f"run{idx}"
     section["table"] = {
         "header": [h for _, h in COST_COLUMNS],

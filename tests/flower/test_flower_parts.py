@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import CiphertextError, ParameterError, PartyError
 from hebench.fl.party import PartyContext
 from hebench.offload.certs import make_certificates
@@ -230,4 +231,63 @@ def test_hub_records_are_filtered_by_door(tmp_path):
     assert hub.records.get(timeout=10)["runtime"] == "flower"
     client.record({"kind": "flower_run"})  # only the server closes a run
     with pytest.raises(PartyError, match="not accepted here"):
-        client.adapter(0, secret=True)
+        client.channel.recv()
+
+
+# --- the strategy: sums ciphertext with public keys and sample-count weights ----------------
+
+
+class FakeHub:
+    """Public keys of one key set, as the hub's server door hands them out."""
+
+    def __init__(self, public: bytes) -> None:
+        self.public, self.recorded = public, []
+
+    def adapter(self, epoch: int, secret: bool) -> object:
+        return load_adapter(self.public)
+
+    def record(self, record: dict) -> None:
+        self.recorded.append(record)
+
+
+@needs_tenseal
+def test_strategy_sums_ciphertext_updates_with_sample_weights_and_public_keys_only(tmp_path, monkeypatch):
+    from flwr.app import Message as FlowerMessage
+    from flwr.app import MetricRecord, RecordDict
+    from flwr.supercore.task_identity import TaskIdentity
+
+    for field in ("_run_id", "_node_id", "_task_id"):  # what a ServerApp process has set
+        monkeypatch.setattr(TaskIdentity, field, 1)
+
+    from hebench.flower.strategy import HEFedAvg
+
+    keys = create_adapter("tenseal-ckks", {})
+    keys.keygen()
+    plan = FlowerPlan(suite(), 0, "run-1", ("127.0.0.1", 1), ("127.0.0.1", 2), str(tmp_path))
+    strategy = HEFedAvg(plan, FakeHub(keys.export_keys(secret=False)))  # type: ignore[arg-type]
+    updates = {0: (np.full(5, 1.0, np.float32), 30), 1: (np.full(5, 4.0, np.float32), 10)}
+    replies = []
+    for client, (vector, samples) in updates.items():
+        asked = FlowerMessage(RecordDict(), dst_node_id=client + 1, message_type="train")
+        content = RecordDict(
+            {
+                "arrays": update_record((keys.serialize(keys.encrypt(vector)),), ()),
+                "metrics": MetricRecord({"num-examples": samples, "hebench-client": client, "train-loss": 0.5}),
+            }
+        )
+        replies.append(FlowerMessage(content, reply_to=asked))
+    aggregate, metrics = strategy.aggregate_train(1, replies)
+    assert not strategy.holds_secret_key
+    blobs, clear = update_parts(aggregate)
+    assert clear == () and np.allclose(keys.decrypt(keys.deserialize(blobs[0])), 0.75 * 1.0 + 0.25 * 4.0, atol=1e-6)
+    assert metrics["train-loss"] == pytest.approx(0.5)
+    asked = FlowerMessage(RecordDict(), dst_node_id=3, message_type="train")
+    metrics = MetricRecord({"num-examples": 1, "hebench-client": 2})
+    plaintext = FlowerMessage(
+        RecordDict({"arrays": model_record(np.ones(5, np.float32)), "metrics": metrics}), reply_to=asked
+    )
+    with pytest.raises(CiphertextError):  # HE modes never accept a plaintext update
+        strategy.aggregate_train(1, [*replies[:1], plaintext])
+    foreign = FlowerMessage(RecordDict({"arrays": model_record(np.ones(5, np.float32))}), reply_to=asked)
+    with pytest.raises(PartyError, match="without hebench's update fields"):  # a ClientApp that is not hebench's
+        strategy.aggregate_train(1, [foreign])

@@ -108,6 +108,8 @@ def test_every_round_completes_with_flower_marked_records(run):
         assert row["rounds_done"] == 2 and row["runtime"] == "flower"
         assert row["round_wall_s"] is None and row["flower_round_wall_s"] > 0  # never mixed with local wall times
         assert row["client_cpu_s_per_round"] > 0 and row["upload_bytes_per_client_round"] > 0
+        # each message's ClientApp process: start-up and imports on top of the measured phases
+        assert row["flower_process_cpu_s_per_round"] > row["client_cpu_s_per_round"]
     clients = [r for r in records(run) if r["kind"] == "party_round" and r["role"] == "client"]
     assert len(clients) == 2 * 2 * 3 and all(r["runtime"] == "flower" for r in clients)
     assert all({"train", "encrypt", "serialize", "decrypt"} <= set(r["phases"]) for r in clients if "engine" not in r)

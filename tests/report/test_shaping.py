@@ -107,3 +107,16 @@ def test_report_combines_sources_and_writes_files(tmp_path):
     files = sorted(p.name for p in (tmp_path / "reports" / "both_files").iterdir())
     assert "libraries.csv" in files and "run0-costs.csv" in files and any(f.endswith(".svg") for f in files)
     assert not re.search(r"""(src|href)=["']https?://""", html)  # nothing is fetched: it opens offline
+
+
+def test_a_flower_run_sits_beside_local_runs_with_its_round_time_kept_apart(tmp_path):
+    shutil.copytree(RUN, tmp_path / "local")
+    shutil.copytree(FIXTURES / "run-flower", tmp_path / "flower")
+    section = run_section(load_source(tmp_path / "flower"), FigureSet(tmp_path), tmp_path, 1)
+    assert [r["runtime"] for r in section["rows"]] == ["flower", "flower"]
+    assert all(r["round_wall_s"] is None and r["flower_round_wall_s"] > 0 for r in section["rows"])
+    offload = section["rows"][1]
+    assert offload["upload_bytes_per_client_round"] > 0 and offload["engine_cpu_s_per_round"] > 0
+    html = build_report([tmp_path / "local", tmp_path / "flower"], tmp_path / "both.html").read_text()
+    assert "(on Flower)" in html and "Flower round s" in html and "not comparable with local round times" in html
+    assert html.count("(on Flower)") >= 2 and "Missing or damaged" not in html
