@@ -291,3 +291,39 @@ def test_strategy_sums_ciphertext_updates_with_sample_weights_and_public_keys_on
     foreign = FlowerMessage(RecordDict({"arrays": model_record(np.ones(5, np.float32))}), reply_to=asked)
     with pytest.raises(PartyError, match="without hebench's update fields"):  # a ClientApp that is not hebench's
         strategy.aggregate_train(1, [foreign])
+
+
+def _outside_address() -> str | None:
+    import psutil
+
+    for addrs in psutil.net_if_addrs().values():
+        for a in addrs:
+            if a.family == socket.AF_INET and not a.address.startswith("127."):
+                return a.address
+    return None
+
+
+@needs_tenseal
+def test_a_hub_beyond_loopback_serves_keys_over_tls_with_a_flower_certs_certificate(tmp_path):
+    from typer.testing import CliRunner
+
+    from hebench.cli.main import app
+
+    address = _outside_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    result = CliRunner().invoke(app, ["flower", "certs", str(tmp_path / "outside-tls"), "--hub-host", address])
+    assert result.exit_code == 0, result.output
+    hub = RunningHub(tmp_path, "host-he")  # its own loopback doors; now one on the outside address
+    tls = hub_tls(str(tmp_path / "outside-tls"))
+    listener = open_door(address, 0, tls)
+    credential = os.urandom(32)
+    inner = Hub(hub.ctx, KeyStore(hub.ctx, [], hub.records), hub.records, server_context(tls))
+    threading.Thread(target=inner.serve, args=(listener, "client", credential), daemon=True).start()
+    ca = (tmp_path / "outside-tls" / "ca.pem").read_text()
+    link = HubLink.open(listener.getsockname()[:2], ca, credential, {"role": "client", "client": 0}, 20)
+    assert link.adapter(0, secret=True).has_secret_key
+    link.close()
+    with pytest.raises(ParameterError):  # and never without the certificate
+        HubLink.open(listener.getsockname()[:2], None, credential, {"role": "client", "client": 0}, 20)
+    listener.close()
