@@ -22,12 +22,15 @@ FEMNIST_SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" 
 LATTICE = ("tenseal-ckks", "tenseal-bfv", "pyfhel-ckks", "pyfhel-bfv")
 
 
+def bench_data(data_path: Path | None) -> dict[str, Any]:
+    """Two clients of the shared FEMNIST sample where it is present, else of the embedded digits."""
+    if data_path is None:
+        return {"dataset": "digits", "clients": 2}
+    return {"dataset": "femnist", "clients": 2, "path": str(data_path)}
+
+
 def fl_round_suite(adapters: list[str], data_path: Path | None) -> dict[str, Any]:
-    data = (
-        {"dataset": "femnist", "clients": 2, "path": str(data_path)}
-        if data_path
-        else {"dataset": "digits", "clients": 2}
-    )
+    data = bench_data(data_path)
     configs: list[dict[str, Any]] = [{"mode": "raw"}]
     for name in adapters:
         params = {"key_bits": 2048} if name == "paillier" else {}

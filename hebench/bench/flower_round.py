@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hebench.bench.fl_round import FEMNIST_SAMPLE
+from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
 from hebench.fl.runner import Runner
 from hebench.results import read_records
 from hebench.suite import parse_suite
@@ -24,14 +24,9 @@ HOST_PHASES = ("train", "encrypt", "serialize", "deserialize", "decrypt", "evalu
 
 
 def flower_suite(rounds: int, adapter: str, model: str, data_path: Path | None) -> dict[str, Any]:
-    data = (
-        {"dataset": "femnist", "clients": 2, "path": str(data_path)}
-        if data_path
-        else {"dataset": "digits", "clients": 2}
-    )
     return {
         "name": "bench-flower",
-        "data": data,
+        "data": bench_data(data_path),
         "model": {"name": model},
         "training": {"rounds": rounds, "local_steps": 1, "batch_size": 32, "lr": 0.03},
         "configurations": [{"mode": "raw"}, {"mode": "host-he", "adapter": adapter}],
