@@ -89,9 +89,9 @@ def summarize_run(records: list[dict[str, Any]], calibration: dict[str, Any] | N
                 "engine_cores": trained[0]["engine"].get("cores") if offload and trained else None,
                 "host_cores": trained[0].get("affinity") if trained else None,
                 "round_wall_s": _mean([a["round_wall_s"] for a in aggs[label] if "round_wall_s" in a]),
-                # Flower's round time includes its polling interval: reported apart, never compared with local runs
                 # Flower: all the CPU of the ClientApp processes of a round (one per message, start-up included)
                 "flower_process_cpu_s_per_round": _mean([c["process_cpu_s"] for c in trained if "process_cpu_s" in c]),
+                # Flower's round time includes its polling interval: reported apart, never compared with local runs
                 "flower_round_wall_s": _mean(
                     [a["flower_round_wall_s"] for a in aggs[label] if "flower_round_wall_s" in a]
                 ),

@@ -117,8 +117,8 @@ class Channel:
             self._transcript.close()
 
 
-def listen(authkey: bytes, host: str = "127.0.0.1", port: int = 0) -> Listener:
-    return Listener((host, port), family="AF_INET", authkey=authkey)
+def listen(authkey: bytes) -> Listener:
+    return Listener(("127.0.0.1", 0), family="AF_INET", authkey=authkey)
 
 
 def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:

@@ -18,7 +18,14 @@ from pathlib import Path
 from hebench.errors import ParameterError, PartyError
 from hebench.fl.transport import Channel
 from hebench.offload.certs import TLSFiles
-from hebench.offload.stream import FramedSocket, answer, certificate_only_context, challenge, verifying_context
+from hebench.offload.stream import (
+    FramedSocket,
+    answer,
+    certificate_only_context,
+    challenge,
+    listen,
+    verifying_context,
+)
 
 HUB_ROLE = "hub"  # its certificate's role in a `make_certificates` folder: hub.pem, hub-key.pem, ca.pem
 
@@ -45,11 +52,7 @@ def open_door(host: str, port: int, tls: TLSFiles | None) -> socket.socket:
             "give the federation a hub certificate: `hebench flower certs DIR --hub-host HOST`, hub_tls_dir in "
             "federation.json",
         )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(64)
-    return sock
+    return listen(host, port)
 
 
 def admit(raw: socket.socket, tls: ssl.SSLContext | None, credential: bytes, peer: str, timeout_s: float) -> Channel:
