@@ -117,8 +117,13 @@ class Channel:
             self._transcript.close()
 
 
+# Every party of a run may connect at once: a backlog of 1 (multiprocessing's default) let the kernel
+# complete connections the listener never accepted, and those parties stalled in the handshake.
+BACKLOG = 1024
+
+
 def listen(authkey: bytes) -> Listener:
-    return Listener(("127.0.0.1", 0), family="AF_INET", authkey=authkey)
+    return Listener(("127.0.0.1", 0), family="AF_INET", backlog=BACKLOG, authkey=authkey)
 
 
 def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:

@@ -160,5 +160,5 @@ def listen(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(64)
+    sock.listen(1024)  # every host of a run may dial at once
     return sock
