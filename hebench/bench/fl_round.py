@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.crypto.registry import status
-from hebench.fl.runner import Runner
+from hebench.runtime.runner import Runner
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
 from hebench.suite import parse_suite

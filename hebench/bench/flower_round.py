@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
-from hebench.fl.runner import Runner
+from hebench.runtime.runner import Runner
 from hebench.results import read_records
 from hebench.suite import parse_suite
 

@@ -8,7 +8,7 @@ import typer
 
 from hebench.cli.common import console, err_console, handle_errors, split_list
 from hebench.errors import ParameterError
-from hebench.offload.certs import TLSFiles, make_certificates
+from hebench.net.certs import TLSFiles, make_certificates
 from hebench.offload.engine import EngineConfig, serve
 
 app = typer.Typer(help="Offload engines: the party that holds the keys, as a SmartNIC/DPU would.", no_args_is_help=True)

@@ -62,7 +62,7 @@ def certs(
     Give SuperNodes the CA (node config hebench-hub-ca=OUTDIR/ca.pem); the key stays with `hebench run`.
     """
     from hebench.flower.hub_wire import HUB_ROLE
-    from hebench.offload.certs import make_certificates
+    from hebench.net.certs import make_certificates
 
     files = make_certificates(outdir, hosts=0, server_hosts=tuple(hub_host), days=days, server_role=HUB_ROLE)
     console.print(f"hub certificate {files[HUB_ROLE].cert} for {', '.join(hub_host)}; CA {files[HUB_ROLE].ca}")

@@ -15,7 +15,7 @@ from hebench.fl.fedavg import fedavg_weights, weighted_sum
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.transport import Channel, Message, accept, connect, listen
+from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.selective.agreement import needs_agreement
 from hebench.selective.split import PLAIN, parts_of
 

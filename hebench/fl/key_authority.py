@@ -15,12 +15,12 @@ from typing import Any
 from hebench.crypto import create_adapter
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.transport import Channel, Message, accept, listen
+from hebench.net.transport import Channel, Message, accept, listen
 
 
 def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: str | None) -> list[Channel]:
-    from hebench.offload.certs import TLSFiles
-    from hebench.offload.stream import dial
+    from hebench.net.certs import TLSFiles
+    from hebench.net.stream import dial
 
     tls = None
     if tls_dir:

@@ -6,7 +6,7 @@ import threading
 
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
-from hebench.fl.transport import Channel
+from hebench.net.transport import Channel
 
 KEEP_EPOCHS = 2
 

@@ -212,7 +212,7 @@ def start_local_federation(
     folder: Path, nodes: int, tls: bool = True, auth: bool = False, engines: bool = False
 ) -> LocalFederation:
     """Start a SuperLink, ``nodes`` SuperNodes and (``engines``) an offload engine per node, on loopback."""
-    from hebench.offload.certs import make_certificates
+    from hebench.net.certs import make_certificates
 
     folder = folder.resolve()
     folder.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ import numpy as np
 
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
-from hebench.fl.transport import Channel, Message
+from hebench.net.transport import Channel, Message
 from hebench.flower.hub_wire import knock
 
 

@@ -16,9 +16,9 @@ import ssl
 from pathlib import Path
 
 from hebench.errors import ParameterError, PartyError
-from hebench.fl.transport import Channel
-from hebench.offload.certs import TLSFiles
-from hebench.offload.stream import (
+from hebench.net.transport import Channel
+from hebench.net.certs import TLSFiles
+from hebench.net.stream import (
     FramedSocket,
     answer,
     certificate_only_context,

@@ -25,8 +25,8 @@ from hebench.fl.aggregator import sum_updates
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.transport import Message as WireMessage
-from hebench.fl.transport import encode, write_frame
+from hebench.net.transport import Message as WireMessage
+from hebench.net.transport import encode, write_frame
 from hebench.flower.client_party import digest_of
 from hebench.flower.codec import CIPHER_STYPE, PLAIN_STYPE, content_bytes, payload_bytes, update_parts, update_record
 from hebench.flower.hub_link import HubLink

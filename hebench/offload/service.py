@@ -16,7 +16,7 @@ import numpy as np
 from hebench.errors import PartyError
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.transport import Channel, Message
+from hebench.net.transport import Channel, Message
 
 
 class ServiceSession:

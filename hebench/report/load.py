@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hebench.fl.runner import RESULTS_FILE
+from hebench.runtime.runner import RESULTS_FILE
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
 

@@ -17,8 +17,8 @@ import pytest
 from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import CiphertextError, ParameterError, PartyError
 from hebench.fl.party import PartyContext
-from hebench.offload.certs import make_certificates
-from hebench.offload.stream import FramedSocket
+from hebench.net.certs import make_certificates
+from hebench.net.stream import FramedSocket
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from hebench.cli.main import app
 from hebench.errors import PartyError
-from hebench.fl.transport import Channel, Message
-from hebench.offload.certs import make_certificates
+from hebench.net.transport import Channel, Message
+from hebench.net.certs import make_certificates
 from hebench.offload.engine import EngineConfig, EngineServer
-from hebench.offload.stream import dial
+from hebench.net.stream import dial
 from hebench.results import read_records
 from tests.conftest import INSTALLED
 
@@ -157,7 +157,7 @@ def test_aggregate_under_another_key_is_a_clear_engine_error():
     from multiprocessing.connection import Listener
 
     from hebench.crypto import create_adapter
-    from hebench.fl.transport import Channel as FrameChannel
+    from hebench.net.transport import Channel as FrameChannel
 
     authkey = b"test-key"
     server = EngineServer(EngineConfig(authkey=authkey, timeout_s=10))

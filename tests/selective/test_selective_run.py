@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from hebench.fl.runner import Runner
+from hebench.runtime.runner import Runner
 from hebench.fl.summary import summarize_run
-from hebench.fl.transport import read_transcript
+from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.selective.split import PLAIN
 from hebench.suite import parse_suite

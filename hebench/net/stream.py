@@ -2,7 +2,7 @@
 
 ``FramedSocket`` offers the ``send_bytes``/``recv_bytes``/``poll`` methods of a
 :class:`multiprocessing.connection.Connection`, so the counting
-:class:`hebench.fl.transport.Channel` works over it unchanged. Without TLS a
+:class:`hebench.net.transport.Channel` works over it unchanged. Without TLS a
 shared key authenticates both ends (HMAC challenge-response).
 """
 
@@ -17,7 +17,7 @@ import ssl
 import struct
 
 from hebench.errors import PartyError
-from hebench.offload.certs import TLSFiles
+from hebench.net.certs import TLSFiles
 
 _HEADER = struct.Struct(">Q")
 

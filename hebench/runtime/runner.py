@@ -32,7 +32,7 @@ from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import PartyContext, party_main, safe_label
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
-from hebench.offload.certs import TLSFiles, make_certificates
+from hebench.net.certs import TLSFiles, make_certificates
 from hebench.offload.engine import EngineConfig, local_engine_main
 from hebench.offload.host import run_host
 from hebench.offload.placement import place

@@ -1,0 +1,1 @@
+"""Networking shared by every party: framed messages, TLS sockets, certificates."""

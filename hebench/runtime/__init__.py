@@ -1,0 +1,1 @@
+"""Runs suites: the runner and the runtimes that start a configuration's parties."""
