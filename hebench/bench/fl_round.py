@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from hebench.crypto.registry import status
-from hebench.runtime.runner import Runner
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
+from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
 HE_PHASES = ("encrypt", "serialize", "deserialize", "decrypt")

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
-from hebench.runtime.runner import Runner
 from hebench.results import read_records
+from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
 HOST_PHASES = ("train", "encrypt", "serialize", "deserialize", "decrypt", "evaluate", "keys", "connect")

@@ -12,9 +12,9 @@ from rich.table import Table
 
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar
 from hebench.errors import ParameterError
-from hebench.runtime.runner import RunEvent, Runner
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
+from hebench.runtime.runner import RunEvent, Runner
 from hebench.suite import Suite, load_suite
 
 

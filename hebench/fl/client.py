@@ -13,9 +13,9 @@ from hebench.fl.keyring import KeyRing
 from hebench.fl.local_model import LocalModel
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.net.transport import Channel, Message, connect
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
+from hebench.net.transport import Channel, Message, connect
 from hebench.selective.split import PLAIN, encode_parts, join, parts_of, split
 
 

@@ -17,9 +17,9 @@ import torch
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, safe_label
 from hebench.fl.training import evaluate, make_optimizer, train_locally
-from hebench.net.transport import Channel, Message
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
+from hebench.net.transport import Channel, Message
 from hebench.selective.agreement import client_map, mask_from, needs_agreement
 
 

@@ -16,11 +16,11 @@ import numpy as np
 from hebench.crypto import HEAdapter
 from hebench.errors import PartyError
 from hebench.fl.meter import PhaseMeter, merge_phases
-from hebench.net.transport import Channel, Message
 from hebench.flower.hub_link import HubLink
 from hebench.flower.plan import FlowerPlan, NodeSettings
-from hebench.offload.host import engine_tls
 from hebench.net.stream import dial
+from hebench.net.transport import Channel, Message
+from hebench.offload.host import engine_tls
 from hebench.selective.split import PLAIN
 
 

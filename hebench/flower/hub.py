@@ -24,8 +24,8 @@ from hebench.errors import HebenchError, PartyError
 from hebench.fl.key_authority import dial_engines
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.net.transport import Channel, Message
 from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
+from hebench.net.transport import Channel, Message
 
 RUNTIME = "flower"
 CLIENT_RECORDS = ("party_round", "party_setup", "mask_agreement", "party_error")

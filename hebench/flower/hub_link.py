@@ -8,8 +8,8 @@ import numpy as np
 
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
-from hebench.net.transport import Channel, Message
 from hebench.flower.hub_wire import knock
+from hebench.net.transport import Channel, Message
 
 
 class HubLink:

@@ -16,7 +16,6 @@ import ssl
 from pathlib import Path
 
 from hebench.errors import ParameterError, PartyError
-from hebench.net.transport import Channel
 from hebench.net.certs import TLSFiles
 from hebench.net.stream import (
     FramedSocket,
@@ -26,6 +25,7 @@ from hebench.net.stream import (
     listen,
     verifying_context,
 )
+from hebench.net.transport import Channel
 
 HUB_ROLE = "hub"  # its certificate's role in a `make_certificates` folder: hub.pem, hub-key.pem, ca.pem
 

@@ -22,12 +22,12 @@ from typing import Any
 from hebench.data.federated import FederatedData
 from hebench.errors import PartyError
 from hebench.fl.party import PartyContext, party_main, safe_label
-from hebench.runtime.runner import RunEvent, Runner
 from hebench.flower.app_files import write_app, write_run_config
 from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
 from hebench.flower.hub import HubSettings, run_hub
 from hebench.flower.plan import FlowerPlan
 from hebench.results import ResultWriter
+from hebench.runtime.runner import RunEvent, Runner
 from hebench.suite import Configuration, Suite
 
 

@@ -25,8 +25,6 @@ from hebench.fl.aggregator import sum_updates
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
-from hebench.net.transport import Message as WireMessage
-from hebench.net.transport import encode, write_frame
 from hebench.flower.client_party import digest_of
 from hebench.flower.codec import CIPHER_STYPE, PLAIN_STYPE, content_bytes, payload_bytes, update_parts, update_record
 from hebench.flower.hub_link import HubLink
@@ -42,6 +40,8 @@ from hebench.flower.plan import (
     WEIGHTS,
     FlowerPlan,
 )
+from hebench.net.transport import Message as WireMessage
+from hebench.net.transport import encode, write_frame
 from hebench.selective.agreement import needs_agreement
 
 

@@ -23,9 +23,9 @@ import numpy as np
 from hebench.errors import HebenchError, PartyError
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
-from hebench.net.transport import Channel, Message, connect
 from hebench.net import stream
 from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles
+from hebench.net.transport import Channel, Message, connect
 from hebench.offload.service import ServiceSession
 from hebench.selective.split import parts_of
 

@@ -12,9 +12,9 @@ from hebench.errors import PartyError
 from hebench.fl.local_model import LocalModel
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.net.transport import Channel, Message
 from hebench.net.certs import TLSFiles
 from hebench.net.stream import dial
+from hebench.net.transport import Channel, Message
 from hebench.selective.split import PLAIN, join, split
 
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hebench.runtime.runner import RESULTS_FILE
 from hebench.fl.summary import summarize_run
 from hebench.results import read_records
+from hebench.runtime.runner import RESULTS_FILE
 
 
 @dataclass

@@ -9,10 +9,10 @@ import pytest
 
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
-from hebench.runtime.runner import Runner
 from hebench.fl.summary import summarize_run
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
+from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from hebench.cli.main import app
 from hebench.errors import PartyError
-from hebench.net.transport import Channel, Message
 from hebench.net.certs import make_certificates
-from hebench.offload.engine import EngineConfig, EngineServer
 from hebench.net.stream import dial
+from hebench.net.transport import Channel, Message
+from hebench.offload.engine import EngineConfig, EngineServer
 from hebench.results import read_records
 from tests.conftest import INSTALLED
 

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from hebench.runtime.runner import Runner
 from hebench.fl.summary import summarize_run
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
+from hebench.runtime.runner import Runner
 from hebench.selective.split import PLAIN
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
