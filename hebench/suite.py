@@ -15,8 +15,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hebench.errors import SuiteError
+from hebench.modes import ModeSpec, get_mode, mode_names
 
-MODES = ("raw", "host-he", "offload")
 DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
 MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
 
@@ -61,10 +61,15 @@ class SelectiveSpec(_Frozen):
     layers: tuple[str, ...] = ("first", "last")  # names or patterns, for mask: layers
     samples: int = Field(16, ge=1)  # K local samples the sensitivity map averages over
 
+    @property
+    def needs_agreement(self) -> bool:
+        """Masks from score maps are agreed under encryption first (FedML-HE); layer masks are known up front."""
+        return self.mask != "layers"
+
 
 class Configuration(_Frozen):
     name: str | None = None
-    mode: Literal["raw", "host-he", "offload"] = "raw"
+    mode: str = "raw"  # a registered mode: see hebench.modes
     adapter: str = "plain"
     params: dict[str, Any] = Field(default_factory=dict)
     packing: Literal["flat", "per-layer"] = "flat"
@@ -76,23 +81,23 @@ class Configuration(_Frozen):
 
         if self.adapter not in adapter_names():
             raise ValueError(f"unknown adapter '{self.adapter}'; choose one of {', '.join(adapter_names())}")
-        if self.mode == "raw" and self.adapter != "plain":
-            raise ValueError("mode raw sends plaintext: use adapter: plain (or mode: host-he)")
-        if self.mode != "raw" and self.adapter == "plain":
-            raise ValueError(f"mode {self.mode} needs an HE adapter, not plain (e.g. adapter: tenseal-ckks)")
-        if self.selective is not None and self.mode == "raw":
-            raise ValueError("selective encryption needs an HE mode (host-he or offload), not raw")
+        if self.mode not in mode_names():
+            raise ValueError(f"unknown mode '{self.mode}'; choose one of {', '.join(mode_names())}")
+        self.spec.check(self.adapter, self.packing, self.selective is not None)
         if self.selective is not None and self.packing != "flat":
             raise ValueError("selective encryption packs the encrypted coordinates flat: use packing: flat")
-        if self.mode == "offload" and self.packing != "flat":
-            raise ValueError("offload engines stream the flat update in chunks: use packing: flat")
         return self
+
+    @property
+    def spec(self) -> ModeSpec:
+        """This configuration's mode."""
+        return get_mode(self.mode)
 
     @property
     def label(self) -> str:
         if self.name:
             return self.name
-        base = self.mode if self.mode == "raw" else f"{self.mode}/{self.adapter}"
+        base = self.mode if self.spec.plain_adapter else f"{self.mode}/{self.adapter}"
         if self.selective is not None:
             sel = self.selective
             base += f"/sel-layers-{'+'.join(sel.layers)}" if sel.mask == "layers" else f"/sel-{sel.mask}-{sel.ratio:g}"
@@ -130,7 +135,8 @@ class PrivacySpec(_Frozen):
 class MeasureSpec(_Frozen):
     decryption_error: bool = True  # compare the decrypted aggregate with plaintext FedAvg
     transcripts: bool = False  # keep every byte each party received (security tests)
-    timeout_s: float = Field(900.0, gt=0)  # longest wait for one message
+    timeout_s: float = Field(900.0, gt=0)  # longest wait for one message (a round's budget)
+    setup_timeout_s: float = Field(300.0, gt=0)  # every party connected, keyed and ready within this
 
 
 class Suite(_Frozen):

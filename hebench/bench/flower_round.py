@@ -70,14 +70,15 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def flower_round(rounds: int = 3, adapter: str = "tenseal-ckks", model: str = "cnn_dropout") -> dict[str, Any]:
-    from hebench.flower.runner import FlowerRunner
+    from hebench.flower.runner import FlowerRuntime
+    from hebench.runtime.local import LocalRuntime
 
     data_path = FEMNIST_SAMPLE if FEMNIST_SAMPLE.is_dir() else None
     suite = parse_suite(flower_suite(rounds, adapter, model, data_path))
     measured = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for runtime, runner in (("local", Runner), ("flower", FlowerRunner)):
-            results = runner(suite, Path(tmp) / runtime).run()
+        for runtime, engine in (("local", LocalRuntime()), ("flower", FlowerRuntime())):
+            results = Runner(suite, Path(tmp) / runtime, runtime=engine).run()
             measured[runtime] = measure(read_records(results).records)
     label = f"host-he/{adapter}"
     local, flower = measured["local"], measured["flower"]

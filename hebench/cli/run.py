@@ -95,9 +95,9 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
 
     require_flower()
     from hebench.flower.federation import Federation
-    from hebench.flower.runner import FlowerRunner
+    from hebench.flower.runner import FlowerRuntime
 
-    return FlowerRunner(suite, run_dir, Federation.load(federation) if federation else None, on_event)
+    return Runner(suite, run_dir, on_event, FlowerRuntime(Federation.load(federation) if federation else None))
 
 
 @handle_errors

@@ -16,7 +16,6 @@ from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.net.transport import Channel, Message, accept, connect, listen
-from hebench.selective.agreement import needs_agreement
 from hebench.selective.split import PLAIN, parts_of
 
 Update = tuple[dict[str, Any], tuple[bytes, ...]]
@@ -73,7 +72,7 @@ class Aggregator:
             with self.meter.phase("keys"):
                 self.ka.send(Message("epoch", {"epoch": wanted}))
                 fresh = load_adapter(self.ka.recv("keys").parts[0])
-            if fresh.has_secret_key and self.ctx.config.mode != "raw":
+            if fresh.has_secret_key and self.ctx.config.spec.encrypts:
                 raise PartyError(
                     "the aggregator was handed a secret key", "the key authority must send public keys only"
                 )
@@ -147,23 +146,25 @@ class Aggregator:
 
 
 def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None:
-    listener = listen(ctx.authkey)
+    creds = ctx.credentials
+    assert creds.aggregator is not None and creds.public is not None
+    listener = listen(creds.aggregator)
     control.send(listener.address)
     ka_address = control.recv()
-    ka = connect(ka_address, ctx.authkey, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"))
+    ka = connect(ka_address, creds.public, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"))
     ka.send(Message("hello", {"role": "aggregator"}))
     channels: dict[int, Channel] = {}
     for _ in range(ctx.suite.data.clients):
         ch = accept(listener, "a client", ctx.timeout_s, None)
         index = int(ch.recv("hello").meta["client"])
-        ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.mode == "offload" else "")
+        ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.spec.needs_engines else "")
         ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
         channels[index] = ch
     listener.close()
     agg = Aggregator(ctx, ka, channels, records)
     agg.adapter_for(ctx.start_round)  # the first key generation is set-up, not part of round 0
     records.put({"kind": "party_setup", "role": "aggregator", **agg.meter.take()})
-    if needs_agreement(ctx.config.selective):
+    if ctx.config.selective is not None and ctx.config.selective.needs_agreement:
         agg.agree_mask()
     for r in range(ctx.start_round, ctx.suite.training.rounds):
         agg.round(r)

@@ -1,81 +1,79 @@
 """The key authority: makes a key set per epoch; holders get the secret set, the aggregator the public one.
 
 Key holders are the clients (host-he) or the offload engines (the authority
-dials them). The aggregator asks for each epoch's keys as rounds reach it
-(rotation every K rounds); the authority pushes the secret set to every
-holder before it answers, so no holder ever waits on a round it cannot decrypt.
+dials them). The authority listens at two doors with two credentials: the
+holders' door and the aggregator's door. A party is admitted by the door's
+credential, never by what it says it is, so the aggregator (which holds only
+its own door's credential) cannot ask for the secret set. The aggregator asks
+for each epoch's keys as rounds reach it (rotation every K rounds); the
+authority pushes the secret set to every holder before it answers.
 """
 
 from __future__ import annotations
 
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from hebench.crypto import create_adapter
-from hebench.fl.meter import PhaseMeter
+from hebench.errors import PartyError
+from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
+from hebench.modes import KeyHolders
+from hebench.net.certs import TLSFiles
+from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message, accept, listen
 
 
 def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: str | None) -> list[Channel]:
-    from hebench.net.certs import TLSFiles
-    from hebench.net.stream import dial
-
+    """Connect to each offload engine as the key authority (by certificate with TLS, else by shared key)."""
     tls = None
     if tls_dir:
         folder = Path(tls_dir)
         tls = TLSFiles(folder / "key-authority.pem", folder / "key-authority-key.pem", folder / "ca.pem")
     channels = []
     for i, address in enumerate(endpoints):
-        framed = dial(tuple(address), tls=tls, authkey=None if tls else ctx.authkey, peer=f"engine {i}")
+        framed = dial(tuple(address), tls=tls, authkey=None if tls else ctx.credentials.engine, peer=f"engine {i}")
         ch = Channel(framed, f"engine {i}", ctx.timeout_s)  # type: ignore[arg-type]
         ch.send(Message("hello", {"role": "key_authority"}))
         channels.append(ch)
     return channels
 
 
+def admit(listener: Listener, door: str, count: int, ctx: PartyContext, records: Any) -> list[Channel]:
+    """Accept ``count`` parties holding this door's credential; a peer without it is refused and reported."""
+    admitted: list[Channel] = []
+    while len(admitted) < count:
+        try:
+            admitted.append(accept(listener, f"a party at the {door} door", ctx.timeout_s))
+        except PartyError as err:
+            records.put({"kind": "security_note", "role": "key_authority", "door": door, "problem": err.problem})
+    return admitted
+
+
 def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> None:
-    listener = listen(ctx.authkey)
-    control.send(listener.address)
+    creds = ctx.credentials
+    assert creds.key_holder is not None and creds.public is not None
+    holders_door, public_door = listen(creds.key_holder), listen(creds.public)
+    control.send({"key_holder": holders_door.address, "public": public_door.address})
     engines, tls_dir = control.recv()
     holders = dial_engines(ctx, engines, tls_dir)
-    expected = 1 + (ctx.suite.data.clients if ctx.config.mode == "host-he" or ctx.config.mode == "raw" else 0)
-    aggregator: Channel | None = None
-    for _ in range(expected):
-        channel = accept(listener, "a party", ctx.timeout_s)
-        hello = channel.recv("hello")
-        if hello.meta.get("role") == "aggregator":
-            aggregator = channel
-        else:
-            holders.append(channel)
-    listener.close()
-    assert aggregator is not None
+    if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
+        clients = admit(holders_door, "key holders'", ctx.suite.data.clients, ctx, records)
+        for client in clients:
+            client.peer = f"client {int(client.recv('hello').meta['client'])}"
+        holders += clients
+    holders_door.close()
+    (aggregator,) = admit(public_door, "aggregator's", 1, ctx, records)
+    aggregator.recv("hello")
+    aggregator.peer = "the aggregator"
+    public_door.close()
+    keys = EpochKeys(ctx, holders, records, len(holders))
     while True:
         request = aggregator.recv()
         if request.kind == "done":
             break
         epoch = int(request.meta["epoch"])
-        meter = PhaseMeter()
-        adapter = create_adapter(ctx.config.adapter, ctx.config.params)
-        with meter.phase("keygen"):
-            adapter.keygen()
-            secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
-        with meter.phase("distribute"):
-            for holder in holders:  # clients (host-he) or engines (offload): the secret set
-                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": ctx.run_id}, (secret,)))
-            aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
-        records.put(
-            {
-                "kind": "keygen",
-                "role": "key_authority",
-                "epoch": epoch,
-                "key_id": adapter.key_id,
-                "info": adapter.info().__dict__,
-                "key_bytes": {"secret_set": len(secret), "public_set": len(public)},
-                "holders": len(holders),
-                **meter.take(),
-            }
-        )
+        _, public = keys.get(epoch)  # holders have the secret set before the aggregator hears back
+        aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
     for holder in [*holders, aggregator]:
         holder.close()

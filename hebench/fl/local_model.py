@@ -20,7 +20,7 @@ from hebench.fl.training import evaluate, make_optimizer, train_locally
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
 from hebench.net.transport import Channel, Message
-from hebench.selective.agreement import client_map, mask_from, needs_agreement
+from hebench.selective.agreement import client_map, mask_from
 
 
 class LocalModel:
@@ -45,7 +45,7 @@ class LocalModel:
     def initial_mask(self) -> np.ndarray | None:
         """The selective mask known before any agreement (layer masks), else None."""
         spec = self.ctx.config.selective
-        if spec is None or needs_agreement(spec):
+        if spec is None or spec.needs_agreement:
             return None
         return self._saved(mask_from(spec, self.model, None))
 

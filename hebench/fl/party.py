@@ -2,20 +2,60 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
+import secrets
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hebench.data.federated import ClientData
 from hebench.errors import HebenchError
 from hebench.suite import Configuration, Suite
+
+if TYPE_CHECKING:  # only clients hold data, and only they load torch
+    from hebench.data.federated import ClientData
+
+
+Address = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Shared secrets of a run's doors; each party is handed only those of the doors its role may use.
+
+    The key authority has two doors: key holders (secret key sets) and the aggregator (public keys
+    only). A party is admitted by the door's credential, not by what it says it is, so an
+    aggregator that asks for the secret set at the holders' door fails the handshake.
+    """
+
+    key_holder: bytes | None = None  # the key authority's door for key holders (host-he clients)
+    public: bytes | None = None  # the key authority's door for the aggregator
+    aggregator: bytes | None = None  # the aggregator's door for uploads (clients, or engines as their proxies)
+    engine: bytes | None = None  # local offload engines run without TLS
+
+    @classmethod
+    def generate(cls) -> Credentials:
+        return cls(*(secrets.token_bytes(32) for _ in range(4)))
+
+    def only(self, *doors: str) -> Credentials:
+        """The same credentials with every door but ``doors`` removed."""
+        return Credentials(**{name: getattr(self, name) if name in doors else None for name in _DOORS})
+
+
+_DOORS = ("key_holder", "public", "aggregator", "engine")
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """Where a client's peers listen (sent once all of them are up)."""
+
+    key_authority: Address | None
+    aggregator: Address
+    engine: tuple[Address, str | None] | None = None  # offload: (engine address, TLS folder)
 
 
 @dataclass(frozen=True)
@@ -25,7 +65,8 @@ class PartyContext:
     suite: Suite
     config: Configuration
     run_dir: Path
-    authkey: bytes
+    credentials: Credentials
+    run_id: str  # names this configuration's run (its key deliveries) on long-lived engines
     start_round: int
     input_shape: tuple[int, int, int]
     num_classes: int
@@ -34,11 +75,6 @@ class PartyContext:
     test: tuple[Any, Any] | None = None  # (x, y) for the evaluating client
     initial: np.ndarray | None = None  # resumed global model
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
-
-    @property
-    def run_id(self) -> str:
-        """Identifies one configuration's run (its key deliveries) without revealing the shared key."""
-        return hashlib.sha256(b"hebench-run:" + self.authkey).hexdigest()[:16]
 
     @property
     def timeout_s(self) -> float:
@@ -63,13 +99,18 @@ def party_main(
     control: Connection,
     records: Any,
 ) -> None:
-    """Process entry: limit threads, run the party, report a failure as a record."""
+    """Process entry: limit threads, run the party, report a failure as a record.
+
+    Only clients load PyTorch (pinned to one thread): the aggregator and the key authority never
+    import it, which saves each of them about 400 MB.
+    """
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if ctx.cores:
         os.sched_setaffinity(0, set(ctx.cores))
-    import torch
+    if ctx.client_index >= 0:
+        import torch
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
     try:
         body(ctx, control, records)
     except HebenchError as err:

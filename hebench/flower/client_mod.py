@@ -16,10 +16,11 @@ from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, M
 from flwr.clientapp.typing import ClientAppCallable
 
 from hebench.errors import PartyError
+from hebench.fl.cipher import Cipher
 from hebench.fl.meter import PhaseMeter, merge_phases
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
-from hebench.flower.ciphers import Cipher, EngineCipher, KeyHolderCipher, merged_engine_report
+from hebench.flower.ciphers import merged_engine_report
 from hebench.flower.client_party import NodeParty, digest_of, node_party
 from hebench.flower.codec import (
     CIPHER_STYPE,
@@ -32,6 +33,7 @@ from hebench.flower.codec import (
 )
 from hebench.flower.hub_link import HubLink
 from hebench.flower.plan import AGG_EPOCH, EPOCH, GLOBAL_DIGEST, INITIAL, MAP_QUERY, MASK_QUERY, ROUND
+from hebench.modes.spec import resolve
 from hebench.selective.split import PLAIN, join, split
 
 HANDLED = (MessageType.TRAIN, MessageType.EVALUATE, MAP_QUERY, MASK_QUERY)
@@ -61,7 +63,7 @@ class ClientStep:
     def __init__(self, party: NodeParty, context: Context) -> None:
         self.party, self.context = party, context
         plan, self.meter = party.plan, PhaseMeter()
-        mode = plan.config.mode
+        spec = plan.config.spec
         with self.meter.phase("connect"):
             hello = {"role": "client", "client": party.index}
             node = party.node
@@ -69,10 +71,8 @@ class ClientStep:
                 plan.hub_holders, node.read_hub_ca(), node.read_credential(), hello, plan.suite.measure.timeout_s
             )
             self.hub.channel.record_to(plan.transcript(f"client-{party.index}-keys"))
-            self.cipher: Cipher = (
-                EngineCipher(plan, party.node) if mode == "offload" else KeyHolderCipher(self.hub, mode == "raw")
-            )
-        self.stype = PLAIN_STYPE if mode == "raw" else CIPHER_STYPE
+            self.cipher: Cipher = resolve(spec.flower_cipher or "")(plan, party.node, self.hub)
+        self.stype = CIPHER_STYPE if spec.encrypts else PLAIN_STYPE
 
     def close(self) -> None:
         self.cipher.close()

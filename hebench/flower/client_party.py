@@ -22,7 +22,7 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context
 from hebench.data.registry import load_federated
 from hebench.errors import PartyError
 from hebench.fl.local_model import LocalModel
-from hebench.fl.party import PartyContext
+from hebench.fl.party import Credentials, PartyContext
 from hebench.flower.plan import FlowerPlan, NodeSettings
 
 GLOBAL_KEY, GLOBAL_META = "hebench-global", "hebench-global-meta"
@@ -58,7 +58,8 @@ class NodeParty:
             suite=suite,
             config=plan.config,
             run_dir=Path(plan.run_dir),
-            authkey=b"",
+            credentials=Credentials(),  # a ClientApp reaches the hub with its node's own credential
+            run_id=plan.run_id,
             start_round=0,
             input_shape=data.input_shape,
             num_classes=data.num_classes,

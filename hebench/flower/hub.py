@@ -19,57 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from hebench.crypto import create_adapter
 from hebench.errors import HebenchError, PartyError
 from hebench.fl.key_authority import dial_engines
-from hebench.fl.meter import PhaseMeter
+from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
+from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message
 
 RUNTIME = "flower"
 CLIENT_RECORDS = ("party_round", "party_setup", "mask_agreement", "party_error")
 SERVER_RECORDS = (*CLIENT_RECORDS, "flower_run")
-
-
-class KeyStore:
-    """One key set per epoch, made on first request and pushed to the offload engines before anyone gets it."""
-
-    def __init__(self, ctx: PartyContext, engines: list[Channel], records: Any) -> None:
-        self.ctx, self.engines, self.records = ctx, engines, records
-        self._sets: dict[int, tuple[bytes, bytes]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, epoch: int) -> tuple[bytes, bytes]:
-        """(secret set, public set) of an epoch."""
-        with self._lock:
-            if epoch not in self._sets:
-                self._sets[epoch] = self._make(epoch)
-            return self._sets[epoch]
-
-    def _make(self, epoch: int) -> tuple[bytes, bytes]:
-        meter = PhaseMeter()
-        adapter = create_adapter(self.ctx.config.adapter, self.ctx.config.params)
-        with meter.phase("keygen"):
-            adapter.keygen()
-            secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
-        with meter.phase("distribute"):
-            for engine in self.engines:
-                engine.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
-        self.records.put(
-            {
-                "kind": "keygen",
-                "role": "key_authority",
-                "runtime": RUNTIME,
-                "epoch": epoch,
-                "key_id": adapter.key_id,
-                "info": adapter.info().__dict__,
-                "key_bytes": {"secret_set": len(secret), "public_set": len(public)},
-                "holders": len(self.engines) if self.engines else self.ctx.suite.data.clients,
-                **meter.take(),
-            }
-        )
-        return secret, public
 
 
 @dataclass(frozen=True)
@@ -85,9 +45,9 @@ class HubSettings:
 
 
 class Hub:
-    def __init__(self, ctx: PartyContext, keys: KeyStore, records: Any, tls: ssl.SSLContext | None) -> None:
+    def __init__(self, ctx: PartyContext, keys: EpochKeys, records: Any, tls: ssl.SSLContext | None) -> None:
         self.ctx, self.keys, self.records, self.tls = ctx, keys, records, tls
-        self.offload = ctx.config.mode == "offload"
+        self.clients_hold_keys = ctx.config.spec.key_holders is KeyHolders.CLIENTS
 
     def serve(self, listener: socket.socket, door: str, credential: bytes) -> None:
         while True:
@@ -120,10 +80,10 @@ class Hub:
             secret, public = self.keys.get(int(msg.meta["epoch"]))
             if door == "server":
                 channel.send(Message("keys", {"secret": False}, (public,)))  # never the secret set
-            elif self.offload:
+            elif not self.clients_hold_keys:
                 raise PartyError(
-                    "a client asked for the secret key in offload mode",
-                    "in offload mode only the node's engine holds keys: set hebench-engine in its node config",
+                    f"a client asked for the secret key in {self.ctx.config.mode} mode",
+                    "clients hold no keys in this mode: only the node's engine holds keys (set hebench-engine)",
                 )
             else:
                 channel.send(Message("keys", {"secret": True}, (secret,)))
@@ -139,16 +99,18 @@ class Hub:
 
 
 def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
-    """Process entry (``party_main``): ``ctx.authkey`` is the server's credential."""
+    """Process entry (``party_main``): ``ctx.credentials.public`` is the server door's credential."""
     settings: HubSettings = control.recv()
     tls = hub_tls(settings.tls_dir)
+    assert ctx.credentials.public is not None
     doors = {
-        "server": (open_door(settings.host, settings.ports[0], tls), ctx.authkey),
+        "server": (open_door(settings.host, settings.ports[0], tls), ctx.credentials.public),
         "client": (open_door(settings.host, settings.ports[1], tls), settings.client_key),
     }
     engines = [tuple(e) for e in settings.engines]
-    holders = dial_engines(ctx, engines, settings.engine_tls_dir) if ctx.config.mode == "offload" else []  # type: ignore[arg-type]
-    hub = Hub(ctx, KeyStore(ctx, holders, records), records, server_context(tls))
+    holders = dial_engines(ctx, engines, settings.engine_tls_dir) if ctx.config.spec.needs_engines else []  # type: ignore[arg-type]
+    keys = EpochKeys(ctx, holders, records, len(holders) or ctx.suite.data.clients, runtime=RUNTIME)
+    hub = Hub(ctx, keys, records, server_context(tls))
     for door, (listener, credential) in doors.items():
         threading.Thread(target=hub.serve, args=(listener, door, credential), daemon=True).start()
     control.send({door: listener.getsockname()[:2] for door, (listener, _) in doors.items()})

@@ -1,6 +1,6 @@
-"""``hebench run SUITE --engine flower``: each configuration as a run on a Flower federation.
+"""``hebench run SUITE --engine flower``: the Flower runtime, each configuration a run on a federation.
 
-The driver starts the run's hub (key authority and record sink) as a local
+The runtime starts the run's hub (key authority and record sink) as a local
 process, submits hebench's Flower App with ``flwr run``, and writes what the
 ServerApp and the nodes' mods report as the same JSON-lines records as local
 runs, marked ``runtime: flower``. Without a federation folder it starts a
@@ -19,16 +19,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hebench.data.federated import FederatedData
 from hebench.errors import PartyError
-from hebench.fl.party import PartyContext, party_main, safe_label
+from hebench.fl.party import Credentials, PartyContext, party_main, safe_label
 from hebench.flower.app_files import write_app, write_run_config
 from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
 from hebench.flower.hub import HubSettings, run_hub
 from hebench.flower.plan import FlowerPlan
-from hebench.results import ResultWriter
-from hebench.runtime.runner import RunEvent, Runner
-from hebench.suite import Configuration, Suite
+from hebench.runtime.base import ConfigurationRun, Started
+from hebench.suite import Suite
 
 
 class FlowerProcess:
@@ -59,109 +57,72 @@ class FlowerProcess:
         self.popen.terminate()
 
 
-class FlowerRunner(Runner):
-    def __init__(
-        self,
-        suite: Suite,
-        run_dir: Path,
-        federation: Federation | None = None,
-        on_event: Callable[[RunEvent], None] | None = None,
-    ) -> None:
-        super().__init__(suite, run_dir, on_event)
+class FlowerRuntime:
+    """Each configuration as a Flower run: the run's hub (key authority, record sink) and ``flwr run``."""
+
+    name = "flower"
+    supports_resume = False  # a Flower run cannot restart mid-way from hebench's checkpoints
+
+    def __init__(self, federation: Federation | None = None) -> None:
         self.federation = federation
 
-    def run(self, resume: bool = False) -> Path:
-        if resume:
-            raise PartyError(
-                "--resume is not supported with --engine flower", "rerun the suite into a new --out folder"
-            )
-        with self._federation() as fed:
-            self.federation = fed
-            return super().run(resume=False)
-
     @contextlib.contextmanager
-    def _federation(self) -> Iterator[Federation]:
+    def session(self, suite: Suite, run_dir: Path, note: Callable[[str], None]) -> Iterator[None]:
+        """Use the given federation, or start a loopback one (TLS on) for the whole suite."""
         if self.federation is not None:
-            yield self.federation
+            yield
             return
-        offload = any(c.mode == "offload" for c in self.suite.configurations)
-        self.on_event(RunEvent("flower: starting a loopback federation", None))
+        engines = any(c.spec.needs_engines for c in suite.configurations)
+        note("flower: starting a loopback federation")
         local = start_local_federation(
-            self.run_dir.resolve() / "flower-federation", self.suite.data.clients, tls=True, engines=offload
+            run_dir.resolve() / "flower-federation", suite.data.clients, tls=True, engines=engines
         )
+        self.federation = local.federation
         try:
-            yield local.federation
+            yield
         finally:
+            self.federation = None
             local.stop()
 
-    def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
-        suite, fed = self.suite, self.federation
+    def configuration_fields(self) -> dict[str, Any]:
+        assert self.federation is not None
+        return {"runtime": "flower", "superlink": self.federation.superlink}
+
+    def start(self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any]) -> Started:
+        suite, config, fed = run.suite, run.config, self.federation
         assert fed is not None
         if fed.nodes != suite.data.clients:
             raise PartyError(
                 f"the federation has {fed.nodes} SuperNodes, the suite {suite.data.clients} clients",
                 f"set --set data.clients={fed.nodes}, or start a federation with --nodes {suite.data.clients}",
             )
-        if config.mode == "offload" and len(fed.engines) != fed.nodes:
+        if config.spec.needs_engines and len(fed.engines) != fed.nodes:
             raise PartyError(
-                f"'{config.label}' is offload, but the federation has no engine per SuperNode",
+                f"'{config.label}' is {config.mode}, but the federation has no engine per SuperNode",
                 "start the federation with `hebench flower up --engines`",
             )
-        record = self._configuration_record(config, data, 0)
-        writer.write("configuration", {**record, "runtime": "flower", "superlink": fed.superlink})
-        self.on_event(RunEvent(config.label, None))
-        server_key = secrets.token_bytes(32)
+        creds = Credentials(public=secrets.token_bytes(32))  # the hub's server door
         ctx = PartyContext(
             suite=suite,
             config=config,
-            run_dir=self.run_dir,
-            authkey=server_key,
+            run_dir=run.run_dir,
+            credentials=creds,
+            run_id=secrets.token_hex(8),
             start_round=0,
-            input_shape=data.input_shape,
-            num_classes=data.num_classes,
+            input_shape=run.data.input_shape,
+            num_classes=run.data.num_classes,
         )
         spawn = mp.get_context("spawn")
-        records: Any = spawn.Queue()
+        started = Started(records=spawn.Queue(), describe_exit=_describe_exit)
         parent, child = spawn.Pipe()
-        hub = spawn.Process(target=party_main, args=("hub", run_hub, ctx, child, records), name="hub", daemon=True)
+        hub = spawn.Process(
+            target=party_main, args=("hub", run_hub, ctx, child, started.records), name="hub", daemon=True
+        )
         hub.start()
-        procs: dict[str, Any] = {"hub": hub}
-        flwr: FlowerProcess | None = None
-        try:
-            settings = HubSettings(
-                client_key=_read_key(Path(fed.client_key)),
-                host=fed.hub_host,
-                ports=fed.hub_ports,
-                tls_dir=fed.hub_tls_dir,
-                engines=tuple(_address(e) for e in fed.engines) if config.mode == "offload" else (),
-                engine_tls_dir=fed.engine_tls_dir,
-            )
-            parent.send(settings)
-            doors = self._control_recv(parent, procs, records, "hub")
-            hub_ca = Path(fed.hub_ca).read_text() if fed.hub_ca else None
-            plan = FlowerPlan(
-                suite,
-                suite.configurations.index(config),
-                ctx.run_id,
-                doors["server"],
-                doors["client"],
-                str(self.run_dir.resolve()),
-                hub_ca,
-            )
-            app = write_app(self.run_dir / "flower-app")
-            overrides = write_run_config(app / f"run-config-{safe_label(config.label)}.toml", plan, server_key)
-            log = self.run_dir / "flower-logs" / f"{safe_label(config.label)}.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with log.open("ab") as out:
-                argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
-                popen = subprocess.Popen(
-                    argv, stdout=out, stderr=subprocess.STDOUT, env=fed.env(), start_new_session=True
-                )
-            flwr = FlowerProcess(popen, log)
-            procs["flwr run"] = flwr
-            self._collect(config, 0, records, procs, writer)
-            self._finish(flwr, records, writer, config.label)
-        finally:
+        started.parties["hub"] = hub
+
+        def stop() -> None:
+            flwr = started.parties.get("flwr run")
             if flwr is not None and flwr.is_alive():
                 flwr.terminate()
             with contextlib.suppress(OSError, BrokenPipeError):
@@ -169,44 +130,77 @@ class FlowerRunner(Runner):
             hub.join(timeout=10)
             if hub.is_alive():
                 hub.terminate()
-            records.close()
+            started.records.close()
 
-    def _finish(self, flwr: FlowerProcess, records: Any, writer: ResultWriter, label: str) -> None:
-        """After the last round: the server's closing record, then ``flwr run`` ends."""
-        deadline = time.monotonic() + self.suite.measure.timeout_s
-        closed = False
-        while not closed and time.monotonic() < deadline:
-            try:
-                rec = records.get(timeout=0.5)
-            except queue.Empty:
-                if flwr.popen.poll() is not None:
-                    break
-                continue
-            kind = rec.pop("kind")
-            if kind == "party_error":
-                raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "see the Flower logs")
-            writer.write(kind, {"config": label, **rec})
-            closed = kind == "flower_run"
-        if not closed:
-            raise PartyError(f"the Flower run of '{label}' did not close cleanly: {tail(flwr.log)}", f"see {flwr.log}")
-        flwr.join(timeout=60)
-
-    def _check_alive(self, procs: dict[str, Any], records: Any) -> None:
-        flwr = procs.get("flwr run")
-        others = {k: v for k, v in procs.items() if k != "flwr run"}
-        super()._check_alive(others, records)
-        if flwr is not None and flwr.exitcode is not None:
-            try:
-                while True:
-                    rec = records.get(timeout=1.0)
-                    if rec.get("kind") == "party_error":
-                        raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "see the logs")
-            except queue.Empty:
-                pass
-            raise PartyError(
-                f"the Flower run ended before its last round: {tail(flwr.log)}",
-                f"see {flwr.log} and the federation's logs",
+        started.stop = stop
+        try:
+            settings = HubSettings(
+                client_key=_read_key(Path(fed.client_key)),
+                host=fed.hub_host,
+                ports=fed.hub_ports,
+                tls_dir=fed.hub_tls_dir,
+                engines=tuple(_address(e) for e in fed.engines) if config.spec.needs_engines else (),
+                engine_tls_dir=fed.engine_tls_dir,
             )
+            parent.send(settings)
+            doors = control_recv(parent, "hub", started)
+            hub_ca = Path(fed.hub_ca).read_text() if fed.hub_ca else None
+            plan = FlowerPlan(
+                suite,
+                suite.configurations.index(config),
+                ctx.run_id,
+                doors["server"],
+                doors["client"],
+                str(run.run_dir.resolve()),
+                hub_ca,
+            )
+            app = write_app(run.run_dir / "flower-app")
+            assert creds.public is not None
+            overrides = write_run_config(app / f"run-config-{safe_label(config.label)}.toml", plan, creds.public)
+            log = run.run_dir / "flower-logs" / f"{safe_label(config.label)}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("ab") as out:
+                argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
+                popen = subprocess.Popen(
+                    argv, stdout=out, stderr=subprocess.STDOUT, env=fed.env(), start_new_session=True
+                )
+            flwr = FlowerProcess(popen, log)
+            started.parties["flwr run"] = flwr
+            started.finish = lambda write: _finish(flwr, started.records, write, config.label, suite.measure.timeout_s)
+        except BaseException:
+            stop()
+            raise
+        return started
+
+
+def _describe_exit(name: str, code: int) -> tuple[str, str]:
+    return (
+        (f"{name} exited with code {code}", "see the message above")
+        if name != "flwr run"
+        else ("the Flower run ended before its last round", "see the flower-logs folder and the federation's logs")
+    )
+
+
+def _finish(
+    flwr: FlowerProcess, records: Any, write: Callable[[dict[str, Any]], None], label: str, timeout_s: float
+) -> None:
+    """After the last round: the server's closing record, then ``flwr run`` ends."""
+    deadline = time.monotonic() + timeout_s
+    closed = False
+    while not closed and time.monotonic() < deadline:
+        try:
+            rec = records.get(timeout=0.5)
+        except queue.Empty:
+            if flwr.popen.poll() is not None:
+                break
+            continue
+        if rec.get("kind") == "party_error":
+            raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "see the Flower logs")
+        closed = rec.get("kind") == "flower_run"
+        write(rec)
+    if not closed:
+        raise PartyError(f"the Flower run of '{label}' did not close cleanly: {tail(flwr.log)}", f"see {flwr.log}")
+    flwr.join(timeout=60)
 
 
 def _read_key(path: Path) -> bytes:

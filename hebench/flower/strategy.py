@@ -42,7 +42,6 @@ from hebench.flower.plan import (
 )
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
-from hebench.selective.agreement import needs_agreement
 
 
 class HEFedAvg(FedAvg):
@@ -85,7 +84,7 @@ class HEFedAvg(FedAvg):
 
     def agree_mask(self, grid: Grid, timeout: float) -> None:
         """FedML-HE's agreement: sum the nodes' encrypted score maps, send every node the sum."""
-        if not needs_agreement(self.plan.config.selective):
+        if not (self.plan.config.selective and self.plan.config.selective.needs_agreement):
             return
         epoch = epoch_of(0, self.plan.suite.training.key_rotation_rounds)
         adapter = self.adapter(epoch)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass, field
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -129,13 +130,25 @@ def listen(authkey: bytes) -> Listener:
 def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
     try:
         conn = Client(tuple(address), family="AF_INET", authkey=authkey)
+    except AuthenticationError as err:
+        raise PartyError(
+            f"{peer} at {address[0]}:{address[1]} refused this party's credential: {err}",
+            "a party may only use the doors of its own role",
+        ) from None
     except (OSError, EOFError) as err:
         raise PartyError(f"cannot reach {peer} at {address[0]}:{address[1]}: {err}", "is that party running?") from None
     return Channel(conn, peer, timeout_s, transcript)
 
 
 def accept(listener: Listener, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
-    return Channel(listener.accept(), peer, timeout_s, transcript)
+    """The next peer that proves it holds the listener's credential (a PartyError for one that does not)."""
+    try:
+        conn = listener.accept()
+    except AuthenticationError as err:
+        raise PartyError(f"refused {peer}: it does not hold this door's credential ({err})", "") from None
+    except (OSError, EOFError) as err:
+        raise PartyError(f"{peer} broke off the handshake: {err or 'EOF'}", "") from None
+    return Channel(conn, peer, timeout_s, transcript)
 
 
 def write_frame(transcript: BinaryIO, frame: bytes) -> None:

@@ -10,10 +10,6 @@ from hebench.selective.masks import layer_mask, local_map, top_fraction
 from hebench.suite import SelectiveSpec
 
 
-def needs_agreement(spec: SelectiveSpec | None) -> bool:
-    return spec is not None and spec.mask != "layers"
-
-
 def client_map(spec: SelectiveSpec, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, seed: int) -> np.ndarray:
     return local_map(spec.mask, model, x[: spec.samples], y[: spec.samples], seed).astype(np.float32)
 

@@ -16,7 +16,7 @@ import pytest
 
 from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import CiphertextError, ParameterError, PartyError
-from hebench.fl.party import PartyContext
+from hebench.fl.party import Credentials, PartyContext
 from hebench.net.certs import make_certificates
 from hebench.net.stream import FramedSocket
 from hebench.suite import parse_suite
@@ -24,6 +24,7 @@ from tests.conftest import INSTALLED
 
 flwr = pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 
+from hebench.fl.key_epochs import EpochKeys  # noqa: E402
 from hebench.flower.codec import (  # noqa: E402
     CIPHER_STYPE,
     content_bytes,
@@ -33,7 +34,7 @@ from hebench.flower.codec import (  # noqa: E402
     update_record,
 )
 from hebench.flower.federation import Federation  # noqa: E402
-from hebench.flower.hub import Hub, KeyStore  # noqa: E402
+from hebench.flower.hub import Hub  # noqa: E402
 from hebench.flower.hub_link import HubLink  # noqa: E402
 from hebench.flower.hub_wire import hub_tls, knock, open_door, server_context  # noqa: E402
 from hebench.flower.plan import FlowerPlan, NodeSettings  # noqa: E402
@@ -131,19 +132,21 @@ class RunningHub:
             suite=suite(mode),
             config=suite(mode).configurations[0],
             run_dir=tmp_path,
-            authkey=os.urandom(32),
+            credentials=Credentials(public=os.urandom(32)),
+            run_id="test-run",
             start_round=0,
             input_shape=(1, 28, 28),
             num_classes=10,
         )
+        self.server_key = self.ctx.credentials.public
         self.client_key = os.urandom(32)
         files = make_certificates(tmp_path / "hub-tls", hosts=0, server_role="hub")
         self.ca = files["hub"].ca.read_text()
         self.records: queue.Queue = queue.Queue()
         tls = hub_tls(str(tmp_path / "hub-tls"))
-        hub = Hub(self.ctx, KeyStore(self.ctx, [], self.records), self.records, server_context(tls))
+        hub = Hub(self.ctx, EpochKeys(self.ctx, [], self.records, 3), self.records, server_context(tls))
         self.doors = {}
-        for door, credential in (("server", self.ctx.authkey), ("client", self.client_key)):
+        for door, credential in (("server", self.server_key), ("client", self.client_key)):
             listener = open_door("127.0.0.1", 0, tls)
             self.doors[door] = listener.getsockname()[:2]
             threading.Thread(target=hub.serve, args=(listener, door, credential), daemon=True).start()
@@ -155,14 +158,14 @@ class RunningHub:
 @needs_tenseal
 def test_server_door_hands_out_public_keys_only_and_client_door_the_secret_set(tmp_path):
     hub = RunningHub(tmp_path, "host-he")
-    server = hub.link("server", hub.ctx.authkey)
+    server = hub.link("server", hub.server_key)
     public = server.adapter(0, secret=False)
     client = hub.link("client", hub.client_key)
     secret = client.adapter(0, secret=True)
     assert not public.has_secret_key and secret.has_secret_key
     assert public.key_id == secret.key_id
     with pytest.raises(PartyError, match="the hub sent only a public key set"):
-        hub.link("server", hub.ctx.authkey).adapter(0, secret=True)
+        hub.link("server", hub.server_key).adapter(0, secret=True)
     for link in (server, client):
         link.close()
 
@@ -181,7 +184,7 @@ def test_a_party_without_the_credential_is_refused(tmp_path):
     with pytest.raises(PartyError, match="refused this party"):
         hub.link("client", os.urandom(32))
     with pytest.raises(PartyError, match="refused this party"):
-        hub.link("client", hub.ctx.authkey)  # the server's credential does not open the clients' door
+        hub.link("client", hub.server_key)  # the server's credential does not open the clients' door
     note = hub.records.get(timeout=10)
     assert note["kind"] == "hub_note" and "refused" in note["problem"]
 
@@ -318,7 +321,7 @@ def test_a_hub_beyond_loopback_serves_keys_over_tls_with_a_flower_certs_certific
     tls = hub_tls(str(tmp_path / "outside-tls"))
     listener = open_door(address, 0, tls)
     credential = os.urandom(32)
-    inner = Hub(hub.ctx, KeyStore(hub.ctx, [], hub.records), hub.records, server_context(tls))
+    inner = Hub(hub.ctx, EpochKeys(hub.ctx, [], hub.records, 3), hub.records, server_context(tls))
     threading.Thread(target=inner.serve, args=(listener, "client", credential), daemon=True).start()
     ca = (tmp_path / "outside-tls" / "ca.pem").read_text()
     link = HubLink.open(listener.getsockname()[:2], ca, credential, {"role": "client", "client": 0}, 20)

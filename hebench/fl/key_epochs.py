@@ -1,0 +1,57 @@
+"""One key set per epoch, shared by the local key authority and the Flower hub.
+
+The first request for an epoch generates its key set, pushes the secret set
+to every holder that is pushed to (offload engines; local host-he clients)
+before anyone else gets it, and writes one ``keygen`` record.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from hebench.crypto import create_adapter
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import PartyContext
+from hebench.net.transport import Channel, Message
+
+
+class EpochKeys:
+    def __init__(
+        self, ctx: PartyContext, pushed: list[Channel], records: Any, holders: int, runtime: str | None = None
+    ) -> None:
+        self.ctx, self.pushed, self.records, self.holders, self.runtime = ctx, pushed, records, holders, runtime
+        self._sets: dict[int, tuple[bytes, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, epoch: int) -> tuple[bytes, bytes]:
+        """(secret set, public set) of an epoch."""
+        with self._lock:
+            if epoch not in self._sets:
+                self._sets = {e: s for e, s in self._sets.items() if e >= epoch - 1}
+                self._sets[epoch] = self._make(epoch)
+            return self._sets[epoch]
+
+    def _make(self, epoch: int) -> tuple[bytes, bytes]:
+        meter = PhaseMeter()
+        adapter = create_adapter(self.ctx.config.adapter, self.ctx.config.params)
+        with meter.phase("keygen"):
+            adapter.keygen()
+            secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
+        with meter.phase("distribute"):
+            for holder in self.pushed:
+                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+        record = {
+            "kind": "keygen",
+            "role": "key_authority",
+            "epoch": epoch,
+            "key_id": adapter.key_id,
+            "info": adapter.info().__dict__,
+            "key_bytes": {"secret_set": len(secret), "public_set": len(public)},
+            "holders": self.holders,
+            **meter.take(),
+        }
+        if self.runtime:
+            record["runtime"] = self.runtime
+        self.records.put(record)
+        return secret, public

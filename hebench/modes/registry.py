@@ -1,0 +1,60 @@
+"""The registry of modes: raw, host-he and offload are built in; ``register_mode`` adds one."""
+
+from __future__ import annotations
+
+from hebench.errors import ParameterError
+from hebench.modes.spec import AttackerView, KeyHolders, ModeSpec
+
+RAW = ModeSpec(
+    name="raw",
+    summary="plaintext FedAvg: the baseline every cost is compared with",
+    key_holders=KeyHolders.NONE,
+    attacker_view=AttackerView.FULL_UPDATE,
+    plain_adapter=True,
+    packings=("flat", "per-layer"),
+    selective=False,
+    local_link="hebench.fl.link:direct_link",
+    flower_cipher="hebench.fl.cipher:plain_cipher",
+)
+HOST_HE = ModeSpec(
+    name="host-he",
+    summary="the client process encrypts its update and decrypts the aggregate",
+    key_holders=KeyHolders.CLIENTS,
+    attacker_view=AttackerView.NOTHING,
+    plain_adapter=False,
+    packings=("flat", "per-layer"),
+    selective=True,
+    local_link="hebench.fl.link:direct_link",
+    flower_cipher="hebench.flower.ciphers:hub_key_cipher",
+)
+OFFLOAD = ModeSpec(
+    name="offload",
+    summary="a separate engine holding the keys encrypts and decrypts, as a SmartNIC/DPU would",
+    key_holders=KeyHolders.ENGINES,
+    attacker_view=AttackerView.NOTHING,
+    plain_adapter=False,
+    packings=("flat",),  # engines stream the flat update in chunks
+    selective=True,
+    local_link="hebench.offload.link:engine_link",
+    flower_cipher="hebench.flower.ciphers:node_engine_cipher",
+)
+
+_MODES: dict[str, ModeSpec] = {m.name: m for m in (RAW, HOST_HE, OFFLOAD)}
+
+
+def register_mode(spec: ModeSpec) -> None:
+    """Add a mode (a plugin's, or a test's); names are unique."""
+    if spec.name in _MODES and _MODES[spec.name] != spec:
+        raise ParameterError(f"a mode named '{spec.name}' is already registered", "choose another name")
+    _MODES[spec.name] = spec
+
+
+def mode_names() -> tuple[str, ...]:
+    return tuple(_MODES)
+
+
+def get_mode(name: str) -> ModeSpec:
+    try:
+        return _MODES[name]
+    except KeyError:
+        raise ParameterError(f"unknown mode '{name}'", f"choose one of {', '.join(_MODES)}") from None

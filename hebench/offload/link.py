@@ -1,0 +1,79 @@
+"""The offload link: the client host streams plaintext to its engine and never holds a key.
+
+The engine encrypts each chunk, forwards the ciphertext to the aggregator as
+the client's proxy, decrypts the aggregate and returns plaintext (see
+:mod:`hebench.offload.engine`), with its own measurements in the reply.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hebench.fl.link import Link, Opened
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import PartyContext, Wiring
+from hebench.net.certs import TLSFiles
+from hebench.net.stream import dial
+from hebench.net.transport import Channel, Message
+from hebench.selective.split import PLAIN
+
+
+def engine_tls(tls_dir: str | None, index: int) -> TLSFiles | None:
+    """Host ``index``'s client certificate for its engine, from a `hebench engine certs` folder."""
+    if not tls_dir:
+        return None
+    folder = Path(tls_dir)
+    return TLSFiles(folder / f"host-{index}.pem", folder / f"host-{index}-key.pem", folder / "ca.pem")
+
+
+class EngineLink(Link):
+    reply_kinds = {"train": "result", "map": "map_result"}  # noqa: RUF012 - read only
+
+    def __init__(self, engine: Channel, chunk_values: int) -> None:
+        self.channel, self.chunk_values = engine, chunk_values
+
+    def upload(
+        self, kind: str, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
+    ) -> None:
+        """Plaintext to the engine: chunks to encrypt, then (selective) the part to pass through."""
+        r = int(meta["round"])
+        values = np.concatenate(encrypted) if encrypted else np.empty(0, np.float32)
+        with meter.phase("send"):
+            for start in range(0, len(values), self.chunk_values):
+                chunk = values[start : start + self.chunk_values].astype("<f4").tobytes()
+                self.channel.send(Message("update_chunk", {"round": r}, (chunk,)))
+            if plain is not None:
+                self.channel.send(Message("plain_part", {"round": r}, (PLAIN.serialize(PLAIN.encrypt(plain)),)))
+            self.channel.send(Message("update_end", {"round": r, "samples": int(meta["samples"])}))
+
+    def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
+        with meter.phase("receive"):
+            encrypted = np.frombuffer(msg.parts[0], dtype="<f4")
+            plain = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in msg.parts[1:]]
+        clear = np.concatenate(plain) if plain else np.empty(0, np.float32)
+        return Opened(encrypted, clear, msg.meta.get("weights", {}), msg.meta["engine"])
+
+
+def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:
+    """Dial this host's engine and open its session (the engine then dials the aggregator for it)."""
+    assert wiring.engine is not None
+    index, (address, tls_dir) = ctx.client_index, wiring.engine
+    tls = engine_tls(tls_dir, index)
+    creds = ctx.credentials
+    framed = dial(tuple(address), tls=tls, authkey=None if tls else creds.engine, peer=f"engine {index}")
+    engine = Channel(framed, f"engine {index}", ctx.timeout_s, ctx.transcript(f"client-{index}"))  # type: ignore[arg-type]
+    assert creds.aggregator is not None
+    hello = {
+        "role": "host",
+        "client": index,
+        "samples": samples,
+        "aggregator": list(wiring.aggregator),
+        "authkey": creds.aggregator.hex(),  # the aggregator's upload door: the engine uploads as this client's proxy
+        "chunk_values": ctx.suite.offload.chunk_values,
+        "run": ctx.run_id,
+    }
+    engine.send(Message("hello", hello))
+    return EngineLink(engine, ctx.suite.offload.chunk_values)

@@ -1,0 +1,166 @@
+"""The local runtime: every party an OS process on this machine, over authenticated loopback sockets.
+
+The key authority, the aggregator and each client are processes; in offload
+mode each client also gets an engine process on its own cores (or a remote
+engine from the suite). Each party receives only the credentials of the doors
+its role may use (see :class:`~hebench.fl.party.Credentials`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing as mp
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hebench.errors import PartyError
+from hebench.fl.aggregator import run_aggregator
+from hebench.fl.client import run_client
+from hebench.fl.key_authority import run_key_authority
+from hebench.fl.party import Credentials, PartyContext, Wiring, party_main, safe_label
+from hebench.modes import KeyHolders
+from hebench.net.certs import TLSFiles, make_certificates
+from hebench.offload.engine import EngineConfig, local_engine_main
+from hebench.offload.placement import place
+from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
+from hebench.suite import Suite
+
+# the doors each role may use
+_DOORS = {
+    "key_authority": ("key_holder", "public", "engine"),
+    "aggregator": ("public", "aggregator"),
+    KeyHolders.CLIENTS: ("key_holder", "aggregator"),
+    KeyHolders.ENGINES: ("aggregator", "engine"),  # the engine uploads through the aggregator's door for its host
+    KeyHolders.NONE: ("aggregator",),
+}
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise PartyError(f"engine address '{text}' is not HOST:PORT", "write e.g. offload.engines: ['dpu0:7000']")
+    return host, int(port)
+
+
+class LocalRuntime:
+    name = "hebench"
+    supports_resume = True
+
+    def session(self, suite: Suite, run_dir: Path, note: Callable[[str], None]) -> Any:
+        return nothing_to_hold()
+
+    def configuration_fields(self) -> dict[str, Any]:
+        return {}
+
+    def start(self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any]) -> Started:
+        suite, config = run.suite, run.config
+        creds = Credentials.generate()
+        base = PartyContext(
+            suite=suite,
+            config=config,
+            run_dir=run.run_dir,
+            credentials=Credentials(),
+            run_id=secrets.token_hex(8),
+            start_round=run.start_round,
+            input_shape=run.data.input_shape,
+            num_classes=run.data.num_classes,
+            initial=run.initial,
+            cores=host_cores(suite),
+        )
+        spawn = mp.get_context("spawn")
+        names = ("aggregator", *(f"client-{i}" for i in range(len(run.data.clients))))
+        started = Started(records=spawn.Queue(), expected_setup=frozenset(names))
+        controls: dict[str, Any] = {}
+
+        def start_party(name: str, body: Callable, ctx: PartyContext, doors: tuple[str, ...]) -> None:
+            parent, child = spawn.Pipe()
+            ctx = dataclasses.replace(ctx, credentials=creds.only(*doors))
+            proc = spawn.Process(
+                target=party_main, args=(name, body, ctx, child, started.records), name=name, daemon=True
+            )
+            proc.start()
+            started.parties[name], controls[name] = proc, parent
+
+        def stop() -> None:
+            for proc in started.parties.values():
+                proc.join(timeout=10)
+                if proc.is_alive():
+                    proc.terminate()
+                    proc.join(timeout=5)
+            started.records.close()
+
+        started.stop = stop
+        try:
+            engines, tls_dir = self._start_engines(run, spawn, started, controls, creds, control_recv)
+            start_party("key_authority", run_key_authority, base, _DOORS["key_authority"])
+            ka = control_recv(controls["key_authority"], "key_authority", started)
+            controls["key_authority"].send((engines, tls_dir))
+            start_party("aggregator", run_aggregator, base, _DOORS["aggregator"])
+            agg_address = control_recv(controls["aggregator"], "aggregator", started)
+            controls["aggregator"].send(ka["public"])
+            holders = config.spec.key_holders
+            for i, shard in enumerate(run.data.clients):
+                test = (run.data.test_x, run.data.test_y) if i == 0 else None
+                ctx = dataclasses.replace(base, client_index=i, data=shard, test=test)
+                start_party(f"client-{i}", run_client, ctx, _DOORS[holders])
+                key_authority = ka["key_holder"] if holders is KeyHolders.CLIENTS else None
+                engine = (engines[i], tls_dir) if engines else None
+                controls[f"client-{i}"].send(Wiring(key_authority, agg_address, engine))
+        except BaseException:
+            stop()
+            raise
+        return started
+
+    def _start_engines(
+        self,
+        run: ConfigurationRun,
+        spawn: Any,
+        started: Started,
+        controls: dict[str, Any],
+        creds: Credentials,
+        control_recv: Callable[[Any, str, Started], Any],
+    ) -> tuple[list[tuple[str, int]], str | None]:
+        """Engine endpoints for a mode whose engines hold the keys: remote ones from the suite, or local processes."""
+        suite, spec = run.suite, run.suite.offload
+        if not run.config.spec.needs_engines:
+            return [], None
+        if spec.engines:
+            return [parse_address(a) for a in spec.engines], spec.tls_dir
+        placement = place(spec)
+        tls_dir = spec.tls_dir
+        if spec.tls and not tls_dir:
+            tls_dir = str(run.run_dir / "certs")
+            make_certificates(Path(tls_dir), hosts=suite.data.clients)
+        endpoints = []
+        for i in range(suite.data.clients):
+            tls = (
+                TLSFiles(Path(tls_dir) / "engine.pem", Path(tls_dir) / "engine-key.pem", Path(tls_dir) / "ca.pem")
+                if tls_dir
+                else None
+            )
+            transcripts = None
+            if suite.measure.transcripts:
+                transcripts = str(run.run_dir / "transcripts" / safe_label(run.config.label) / f"engine-{i}")
+            engine_config = EngineConfig(
+                tls=tls,
+                authkey=None if tls else creds.engine,
+                cores=placement.engine_cores,
+                timeout_s=suite.measure.timeout_s,
+                transcripts=transcripts,
+            )
+            parent, child = spawn.Pipe()
+            proc = spawn.Process(target=local_engine_main, args=(engine_config, child), name=f"engine-{i}", daemon=True)
+            proc.start()
+            started.parties[f"engine-{i}"], controls[f"engine-{i}"] = proc, parent
+            endpoints.append(tuple(control_recv(parent, f"engine-{i}", started)))
+        return endpoints, tls_dir
+
+
+def host_cores(suite: Suite) -> tuple[int, ...] | None:
+    """With engines on this machine in the suite, every mode's host-side parties share the same cores, so
+    that offload is compared with raw and host-he on equal host hardware (the engine adds its own)."""
+    if any(c.spec.needs_engines for c in suite.configurations) and not suite.offload.engines:
+        return place(suite.offload).host_cores
+    return None
