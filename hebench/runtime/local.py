@@ -28,7 +28,7 @@ from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.suite import Suite
 
 # the doors each role may use
-_DOORS = {
+ROLE_DOORS = {
     "key_authority": ("key_holder", "public", "engine"),
     "aggregator": ("public", "aggregator"),
     KeyHolders.CLIENTS: ("key_holder", "aggregator"),
@@ -94,17 +94,17 @@ class LocalRuntime:
         started.stop = stop
         try:
             engines, tls_dir = self._start_engines(run, spawn, started, controls, creds, control_recv)
-            start_party("key_authority", run_key_authority, base, _DOORS["key_authority"])
+            start_party("key_authority", run_key_authority, base, ROLE_DOORS["key_authority"])
             ka = control_recv(controls["key_authority"], "key_authority", started)
             controls["key_authority"].send((engines, tls_dir))
-            start_party("aggregator", run_aggregator, base, _DOORS["aggregator"])
+            start_party("aggregator", run_aggregator, base, ROLE_DOORS["aggregator"])
             agg_address = control_recv(controls["aggregator"], "aggregator", started)
             controls["aggregator"].send(ka["public"])
             holders = config.spec.key_holders
             for i, shard in enumerate(run.data.clients):
                 test = (run.data.test_x, run.data.test_y) if i == 0 else None
                 ctx = dataclasses.replace(base, client_index=i, data=shard, test=test)
-                start_party(f"client-{i}", run_client, ctx, _DOORS[holders])
+                start_party(f"client-{i}", run_client, ctx, ROLE_DOORS[holders])
                 key_authority = ka["key_holder"] if holders is KeyHolders.CLIENTS else None
                 engine = (engines[i], tls_dir) if engines else None
                 controls[f"client-{i}"].send(Wiring(key_authority, agg_address, engine))

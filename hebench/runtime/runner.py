@@ -208,9 +208,11 @@ class Runner:
                 self._check_alive(started)
                 now = time.monotonic()
                 if awaiting_setup and now > setup_deadline:
+                    clients = {n for n in awaiting_setup if n.startswith("client-")}
+                    waiting = f" (the {', '.join(sorted(awaiting_setup - clients))} waits for them)" if clients else ""
                     raise PartyError(
-                        f"'{label}': {_names(awaiting_setup)} did not finish set-up (connect, keys, data) within "
-                        f"{suite.measure.setup_timeout_s:.0f} s",
+                        f"'{label}': {_names(clients or awaiting_setup)} did not finish set-up (connect, keys, data) "
+                        f"within {suite.measure.setup_timeout_s:.0f} s{waiting if awaiting_setup - clients else ''}",
                         "check that party's log and the machine's load; raise measure.setup_timeout_s for slow hosts",
                     ) from None
                 if now > deadline:
