@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "hebench.results/1"
+SCHEMA = "hebench.results/1"  # the typed records in records.py are hebench.results/2 (next commit)
 
 
 class ResultWriter:
