@@ -121,7 +121,8 @@ class ConfigurationRecord(Record):
     adapter: str
     params: Mapping[str, Any]
     packing: str = "flat"
-    selective: Mapping[str, Any] | None = None  # the suite's SelectiveSpec as JSON
+    selective: Mapping[str, Any] | None = None  # the suite's SelectiveSpec as JSON; None: not selective
+    selective_recorded: bool = True  # False: an early v1 writer left `selective` out (see the run's suite)
     model: str
     parameters: int  # model parameters (values in one update)
     start_round: int = 0
@@ -155,6 +156,8 @@ class PartySetupRecord(Record, Measured):
     config: str
     role: str
     client: int | None = None
+    process_cpu_s: float | None = None
+    runtime: str | None = None
 
 
 @_register("mask_agreement")

@@ -37,6 +37,7 @@ from hebench.offload.engine import EngineConfig, local_engine_main
 from hebench.offload.host import run_host
 from hebench.offload.placement import place
 from hebench.results import ResultWriter, read_records
+from hebench.results.records import AttackSummaryRecord, RoundRecord
 from hebench.suite import Configuration, Suite
 
 RESULTS_FILE = "results.jsonl"
@@ -65,8 +66,8 @@ def completed_rounds(run_dir: Path) -> dict[str, int]:
     if not path.exists():
         return {}
     done: dict[str, set[int]] = {}
-    for rec in read_records(path, kind="round").records:
-        done.setdefault(rec["config"], set()).add(int(rec["round"]))
+    for rec in read_records(path, kind=RoundRecord).of(RoundRecord):
+        done.setdefault(rec.config, set()).add(rec.round)
     out = {}
     for label, rounds in done.items():
         n = 0
@@ -119,7 +120,8 @@ class Runner:
 
         plans = plans_for(self.suite)
         if resume:
-            finished = {r["plan"] for r in read_records(self.run_dir / RESULTS_FILE, kind="attack_summary").records}
+            summaries = read_records(self.run_dir / RESULTS_FILE, kind=AttackSummaryRecord).of(AttackSummaryRecord)
+            finished = {r.plan for r in summaries}
             plans = [p for p in plans if p.name not in finished]
         for plan in plans:
             self.on_event(RunEvent(f"attack {plan.name}", None))
