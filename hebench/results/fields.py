@@ -33,6 +33,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if hasattr(value, "tolist"):  # numpy arrays and scalars
         return value.tolist()
+    if hasattr(value, "to_dict"):
+        return _plain(value.to_dict())
     return value
 
 

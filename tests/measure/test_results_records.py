@@ -149,3 +149,36 @@ def test_importing_results_and_report_loads_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+class _FullDiskFile:
+    """A results file on a full disk: buffered writes succeed, flushing and closing fail with ENOSPC."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def tell(self) -> int:
+        return self.real.tell()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def write(self, data) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def close(self) -> None:
+        self.real.close()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # a buffered file flushes again on close
+
+
+def test_disk_full_while_flushing_is_not_hidden_by_close(tmp_path):
+    path = tmp_path / "results.jsonl"
+    with pytest.raises(ResultsWriteError) as caught, ResultWriter(path) as w:
+        w.write("round", {"config": "raw", "round": 0})
+        w._fh = _FullDiskFile(w._fh)  # type: ignore[assignment]
+        w.write("round", {"config": "raw", "round": 1})
+    assert "could not write" in str(caught.value) and str(path) in str(caught.value)
+    assert [r.round for r in read_records(path).of(RoundRecord)] == [0]
