@@ -11,6 +11,7 @@ it is written).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 import types
 import typing
@@ -102,8 +103,7 @@ class Struct:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], strict: bool = False, where: str | None = None) -> Self:
         where = where or cls._name
-        hints = typing.get_type_hints(cls)
-        known = {f.name: f for f in dataclasses.fields(cls) if f.name != "extra" and f.init}
+        hints, known = _schema(cls)
         unknown = {k: v for k, v in data.items() if k not in known and k not in _ENVELOPE}
         if unknown and strict:
             raise RecordError(
@@ -125,6 +125,13 @@ class Struct:
 
 
 _ENVELOPE = frozenset({"schema", "kind"})
+
+
+@functools.cache
+def _schema(cls: type[Struct]) -> tuple[dict[str, Any], dict[str, dataclasses.Field[Any]]]:
+    """A struct's field annotations and fields (but ``extra``), resolved once per class."""
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "extra" and f.init}
+    return typing.get_type_hints(cls), fields
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -73,3 +73,12 @@ def test_the_v1_fixture_reports_every_configuration(tmp_path):
     assert "could not be read" not in html
     suite = yaml.safe_load((V1 / "suite.yaml").read_text())
     assert suite["offload"]["calibration"] == "calibration.json"
+
+
+def test_building_a_report_leaves_the_records_as_read(tmp_path):
+    run = _copy(tmp_path)
+    source = load_source(run)
+    before = [r.to_json() for r in source.records]
+    run_section(source, FigureSet(tmp_path / "f"), tmp_path / "f", 0)
+    build_report([run], tmp_path / "r.html")
+    assert [r.to_json() for r in source.records] == before
