@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from hebench.errors import ResultsWriteError
+from hebench.errors import RecordError, ResultsWriteError
 from hebench.results.records import SCHEMA, Record, record_class
 
 
@@ -42,7 +42,10 @@ class ResultWriter:
             record = record_class(record).from_json(fields or {}, strict=True)
         if record.time is None:
             record = replace(record, time=time.time())
-        line = (json.dumps({"schema": SCHEMA, **record.to_json()}, sort_keys=True) + "\n").encode()
+        try:
+            line = (json.dumps({"schema": SCHEMA, **record.to_json()}, sort_keys=True) + "\n").encode()
+        except (TypeError, ValueError) as err:
+            raise RecordError(f"{record.kind} record cannot be written as JSON: {err}", "record plain values") from err
         self._append(line)
         return record
 

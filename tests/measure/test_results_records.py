@@ -66,6 +66,8 @@ def test_writing_a_mistyped_or_missing_field_fails(tmp_path):
             w.write("round", {"round": 0})
         with pytest.raises(RecordError, match="unknown record kind 'rounds'"):
             w.write("rounds", {})
+        with pytest.raises(RecordError, match="cannot be written as JSON"):
+            w.write("environment", {"environment": {"x": object()}, "command": "c"})
 
 
 def test_reading_keeps_unknown_keys_in_extra(tmp_path):
