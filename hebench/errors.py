@@ -52,3 +52,13 @@ class PartyError(HebenchError):
     """A federated party (client, aggregator, key authority) failed or misbehaved."""
 
     exit_code = 4
+
+
+class RecordError(HebenchError):
+    """A result record that does not match its kind's fields (unknown kind, missing or mistyped field)."""
+
+
+class ResultsWriteError(HebenchError):
+    """Results could not be written (e.g. the disk is full); the records written before are intact."""
+
+    exit_code = 5

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from hebench.crypto.registry import status
-from hebench.fl.summary import summarize_run
 from hebench.results import read_records
+from hebench.results.records import PartyRoundRecord
+from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
@@ -55,27 +56,20 @@ def fl_round(with_paillier: bool = False) -> dict[str, Any]:
         records = read_records(results).records
     rows = []
     for row in summarize_run(records):
-        clients = [
-            r
-            for r in records
-            if r.get("kind") == "party_round"
-            and r.get("role") == "client"
-            and r.get("config") == row["config"]
-            and "train" in r["phases"]
-        ]
-        he_cpu = [sum(r["phases"].get(ph, {}).get("cpu_s", 0.0) for ph in HE_PHASES) for r in clients]
-        upload = row["upload_bytes_per_client_round"]
+        clients = [r for r in records if isinstance(r, PartyRoundRecord) and r.config == row.config and r.trained]
+        he_cpu = [sum(r.phases[ph].cpu_s for ph in HE_PHASES if ph in r.phases) for r in clients]
+        upload = row.upload_bytes_per_client_round or 0.0
         rows.append(
             {
-                "config": row["config"],
-                "parameters": row["parameters"],
+                "config": row.config,
+                "parameters": row.parameters,
                 "he_cpu_s_per_client": sum(he_cpu) / len(he_cpu),
-                "client_cpu_s_per_round": row["client_cpu_s_per_round"],
+                "client_cpu_s_per_round": row.client_cpu_s_per_round,
                 "upload_bytes": upload,
                 "upload_mb": upload / 1e6,
-                "bytes_per_parameter": upload / row["parameters"],
-                "expansion_over_float32": upload / (4 * row["parameters"]),
-                "aggregate_s": row["aggregator_wall_s"].get("aggregate"),
+                "bytes_per_parameter": upload / row.parameters,
+                "expansion_over_float32": upload / (4 * row.parameters),
+                "aggregate_s": row.aggregator_wall_s.get("aggregate"),
             }
         )
     return {

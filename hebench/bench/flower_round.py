@@ -17,6 +17,7 @@ from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
 from hebench.results import read_records
+from hebench.results.records import ConfigurationRecord, PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
@@ -34,33 +35,32 @@ def flower_suite(rounds: int, adapter: str, model: str, data_path: Path | None) 
     }
 
 
-def _mean(values: list[float]) -> float | None:
-    return statistics.fmean(values) if values else None
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.fmean(present) if present else None
 
 
-def measure(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def measure(records: list[Record]) -> dict[str, dict[str, Any]]:
     """Per configuration: means per training client and round (round 0 left out)."""
     out: dict[str, dict[str, Any]] = {}
-    for label in {r["config"] for r in records if r.get("kind") == "configuration"}:
-        mine = [r for r in records if r.get("config") == label and r.get("kind") == "party_round" and r["round"] > 0]
-        trained = [r for r in mine if r["role"] == "client" and "train" in r["phases"]]
-        aggs = [r for r in mine if r["role"] == "aggregator"]
+    for label in {r.config for r in records if isinstance(r, ConfigurationRecord)}:
+        mine = [r for r in records if isinstance(r, PartyRoundRecord) and r.config == label and r.round > 0]
+        trained = [r for r in mine if r.trained]
+        aggs = [r for r in mine if r.role == "aggregator"]
         phases = {
-            ph: _mean([r["phases"][ph]["cpu_s"] for r in trained if ph in r["phases"]])
+            ph: _mean([r.phases[ph].cpu_s for r in trained if ph in r.phases])
             for ph in HOST_PHASES
-            if any(ph in r["phases"] for r in trained)
+            if any(ph in r.phases for r in trained)
         }
         out[label] = {
-            "host_cpu_s": _mean([sum(p["cpu_s"] for k, p in r["phases"].items() if k != "wait") for r in trained]),
+            "host_cpu_s": _mean([r.phases.cpu_s(exclude=("wait",)) for r in trained]),
             "host_cpu_s_by_phase": phases,
-            "flower_process_cpu_s": _mean([r["process_cpu_s"] for r in trained if "process_cpu_s" in r]),
-            "upload_bytes": _mean([r["bytes_sent"] for r in trained]),
-            "download_bytes": _mean([r["bytes_received"] for r in trained]),
-            "aggregator_cpu_s": _mean(
-                [sum(p["cpu_s"] for k, p in a["phases"].items() if k not in ("wait", "receive")) for a in aggs]
-            ),
-            "round_wall_s": _mean([a["round_wall_s"] for a in aggs if "round_wall_s" in a]),
-            "flower_round_wall_s": _mean([a["flower_round_wall_s"] for a in aggs if "flower_round_wall_s" in a]),
+            "flower_process_cpu_s": _mean([r.process_cpu_s for r in trained]),
+            "upload_bytes": _mean([r.bytes_sent for r in trained]),
+            "download_bytes": _mean([r.bytes_received for r in trained]),
+            "aggregator_cpu_s": _mean([a.phases.cpu_s(exclude=("wait", "receive")) for a in aggs]),
+            "round_wall_s": _mean([a.round_wall_s for a in aggs]),
+            "flower_round_wall_s": _mean([a.flower_round_wall_s for a in aggs]),
         }
     return out
 

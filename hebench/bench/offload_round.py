@@ -14,6 +14,7 @@ from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
 from hebench.results import read_records
+from hebench.results.records import PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
@@ -33,19 +34,18 @@ def offload_suite(rounds: int, adapter: str, data_path: Path | None) -> dict[str
     }
 
 
-def _per_config(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def _per_config(records: list[Record]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, list[float]]] = {}
     for rec in records:
-        if rec.get("kind") != "party_round" or rec.get("round") == 0:
+        if not isinstance(rec, PartyRoundRecord) or rec.round == 0:
             continue
-        entry = out.setdefault(rec["config"], {"host_cpu": [], "round_s": [], "engine_cpu": []})
-        if rec["role"] == "aggregator":
-            entry["round_s"].append(rec["round_wall_s"])
-        elif "train" in rec["phases"]:
-            entry["host_cpu"].append(sum(p["cpu_s"] for k, p in rec["phases"].items() if k != "wait"))
-            if "engine" in rec:
-                engine = rec["engine"]["phases"]
-                entry["engine_cpu"].append(sum(p["cpu_s"] for k, p in engine.items() if k not in ("wait", "receive")))
+        entry = out.setdefault(rec.config, {"host_cpu": [], "round_s": [], "engine_cpu": []})
+        if rec.role == "aggregator" and rec.round_wall_s is not None:
+            entry["round_s"].append(rec.round_wall_s)
+        elif rec.trained:
+            entry["host_cpu"].append(rec.phases.cpu_s(exclude=("wait",)))
+            if rec.engine is not None:
+                entry["engine_cpu"].append(rec.engine.phases.cpu_s(exclude=("wait", "receive")))
     return {k: {m: statistics.fmean(v) if v else 0.0 for m, v in e.items()} for k, e in out.items()}
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from enum import Enum
 from pathlib import Path
 
@@ -12,8 +11,11 @@ from rich.table import Table
 
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar
 from hebench.errors import ParameterError
-from hebench.fl.summary import summarize_run
 from hebench.results import read_records
+from hebench.results.calibration import read_calibration
+from hebench.results.records import AttackSummaryRecord
+from hebench.results.run_folder import RunFolder
+from hebench.results.summary import SummaryRow, summarize_run
 from hebench.runtime.runner import RunEvent, Runner
 from hebench.suite import Suite, load_suite
 
@@ -32,7 +34,7 @@ def _bytes(n: float | None) -> str:
     return f"{n:.1f} GB"
 
 
-def summary_tables(rows: list[dict]) -> list[Table]:
+def summary_tables(rows: list[SummaryRow]) -> list[Table]:
     """Costs and quality per configuration, each narrow enough for an 80-column terminal."""
     costs = Table(title="costs per round, per training client (×raw)")
     quality = Table(title="model quality")
@@ -44,39 +46,37 @@ def summary_tables(rows: list[dict]) -> list[Table]:
         for col in cols:
             table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        cw, aw = (r["engine_wall_s"] if r["mode"] == "offload" else r["client_wall_s"]), r["aggregator_wall_s"]
+        cw, aw = (r.engine_wall_s if r.mode == "offload" else r.client_wall_s), r.aggregator_wall_s
         costs.add_row(
-            r["config"],
-            f"{_fmt(r['client_cpu_s_per_round'], '.2f', 's')} {_fmt(r['cpu_overhead_vs_raw'], '.1f', '×')}",
-            f"{_bytes(r['upload_bytes_per_client_round'])} {_fmt(r['bytes_overhead_vs_raw'], '.0f', '×')}",
+            r.config,
+            f"{_fmt(r.client_cpu_s_per_round, '.2f', 's')} {_fmt(r.cpu_overhead_vs_raw, '.1f', '×')}",
+            f"{_bytes(r.upload_bytes_per_client_round)} {_fmt(r.bytes_overhead_vs_raw, '.0f', '×')}",
             _fmt(cw.get("encrypt"), ".3f"),
             _fmt(cw.get("decrypt"), ".3f"),
             _fmt(aw.get("aggregate"), ".3f"),
         )
-        quality.add_row(
-            r["config"], _fmt(r["accuracy"], ".3f"), _fmt(r["loss"], ".3f"), _fmt(r["max_abs_error"], ".1e")
-        )
+        quality.add_row(r.config, _fmt(r.accuracy, ".3f"), _fmt(r.loss, ".3f"), _fmt(r.max_abs_error, ".1e"))
     tables = [costs, quality]
-    offload = [r for r in rows if r["mode"] == "offload"]
+    offload = [r for r in rows if r.mode == "offload"]
     if offload:
         tables.append(_offload_table(offload))
     return tables
 
 
-def _offload_table(rows: list[dict]) -> Table:
+def _offload_table(rows: list[SummaryRow]) -> Table:
     table = Table(title="offload: host vs engine per round (measured; projections labelled)")
     table.add_column("configuration", overflow="fold")
     for col in ("host CPU saved vs host-he", "engine CPU", "host↔engine", "round time ×host-he", "engine on device"):
         table.add_column(col, justify="right")
     for r in rows:
-        saved, proj = r.get("host_cpu_saved_vs_host_he"), r.get("projected_engine_s")
+        saved, proj = r.host_cpu_saved_vs_host_he, r.projected_engine_s
         table.add_row(
-            r["config"],
+            r.config if r.host_he_twin is None else f"{r.config} (vs {r.host_he_twin})",
             _fmt(None if saved is None else 100 * saved, ".0f", " %"),
-            _fmt(r["engine_cpu_s_per_round"], ".2f", " s"),
-            _bytes(r["host_engine_bytes_per_round"]),
-            _fmt(r.get("round_time_vs_host_he"), ".2f", "×"),
-            f"{proj['total_s']:.3f} s projected ({proj['device']})" if proj else "-",
+            _fmt(r.engine_cpu_s_per_round, ".2f", " s"),
+            _bytes(r.host_engine_bytes_per_round),
+            _fmt(r.round_time_vs_host_he, ".2f", "×"),
+            f"{proj.total_s:.3f} s projected ({proj.device})" if proj else "-",
         )
     return table
 
@@ -139,8 +139,8 @@ def run(
             progress.advance(task)
 
         results = _runner(engine, federation, suite, run_dir, on_event).run(resume=resume)
-    calibration = json.loads(Path(suite.offload.calibration).read_text()) if suite.offload.calibration else None
-    rows = summarize_run(read_records(results).records, calibration)
+    calibration = read_calibration(suite.offload.calibration, RunFolder.of(results))
+    rows = summarize_run(read_records(results).records, calibration.data)
     report_path = None
     if report:
         from hebench.report.build import build_report
@@ -151,18 +151,21 @@ def run(
             {
                 "results": str(results),
                 "suite_hash": suite.digest(),
-                "summary": rows,
+                "summary": [r.to_json() for r in rows],
+                "notes": [calibration.note] if calibration.note else [],
                 "report": str(report_path) if report_path else None,
             }
         )
         return
     for table in summary_tables(rows):
         console.print(table)
-    attacks = read_records(results, kind="attack_summary").records
+    if calibration.note:
+        console.print(f"[yellow]note:[/] {calibration.note}")
+    attacks = read_records(results, kind=AttackSummaryRecord).of(AttackSummaryRecord)
     if attacks:
         from hebench.cli.attack import attack_table
 
-        console.print(attack_table(attacks))
+        console.print(attack_table([a.to_json() for a in attacks]))
     console.print(f"[dim]records: {results}[/]")
     if report_path:
         console.print(f"report: {report_path}")

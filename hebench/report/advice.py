@@ -2,49 +2,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from hebench.results.records import AttackSummaryRecord
+from hebench.results.summary import SummaryRow
 
 
 def _mb(n: float) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def advise(rows: list[dict[str, Any]], libraries: list[dict[str, Any]], attacks: list[dict[str, Any]]) -> list[str]:
+def advise(
+    rows: Sequence[SummaryRow], libraries: Sequence[Mapping[str, Any]], attacks: Sequence[AttackSummaryRecord]
+) -> list[str]:
     out: list[str] = []
-    he = [r for r in rows if r["mode"] != "raw" and r.get("upload_bytes_per_client_round")]
-    raw = next((r for r in rows if r["mode"] == "raw"), None)
+    he = [r for r in rows if r.mode != "raw" and r.upload_bytes_per_client_round]
+    raw = next((r for r in rows if r.mode == "raw"), None)
     if he:
-        small = min(he, key=lambda r: r["upload_bytes_per_client_round"])
+        small = min(he, key=lambda r: r.upload_bytes_per_client_round or 0.0)
         out.append(
-            f"Least traffic with encryption: {small['config']}, {_mb(small['upload_bytes_per_client_round'])} per "
+            f"Least traffic with encryption: {small.config}, {_mb(small.upload_bytes_per_client_round or 0.0)} per "
             f"client per round"
-            + (f" ({small['bytes_overhead_vs_raw']:.1f}× raw)." if small.get("bytes_overhead_vs_raw") else ".")
+            + (f" ({small.bytes_overhead_vs_raw:.1f}× raw)." if small.bytes_overhead_vs_raw else ".")
         )
-        cheap = min(he, key=lambda r: r.get("client_cpu_s_per_round") or float("inf"))
-        if cheap.get("client_cpu_s_per_round"):
+        cheap = min(he, key=lambda r: r.client_cpu_s_per_round or float("inf"))
+        if cheap.client_cpu_s_per_round:
             out.append(
-                f"Least host CPU with encryption: {cheap['config']}, {cheap['client_cpu_s_per_round']:.3f} s per round"
-                + (f" ({cheap['cpu_overhead_vs_raw']:.2f}× raw)." if cheap.get("cpu_overhead_vs_raw") else ".")
+                f"Least host CPU with encryption: {cheap.config}, {cheap.client_cpu_s_per_round:.3f} s per round"
+                + (f" ({cheap.cpu_overhead_vs_raw:.2f}× raw)." if cheap.cpu_overhead_vs_raw else ".")
             )
     for r in rows:
-        if r["mode"] == "offload" and r.get("host_cpu_saved_vs_host_he") is not None:
-            time_ratio, saved = r.get("round_time_vs_host_he"), r["host_cpu_saved_vs_host_he"]
+        if r.mode == "offload" and r.host_cpu_saved_vs_host_he is not None:
+            time_ratio, saved = r.round_time_vs_host_he, r.host_cpu_saved_vs_host_he
             out.append(
-                f"Offload ({r['config']}) {'saves' if saved >= 0 else 'adds'} {abs(100 * saved):.0f} % host CPU "
-                "per round against host-side HE"
+                f"Offload ({r.config}) {'saves' if saved >= 0 else 'adds'} {abs(100 * saved):.0f} % host CPU "
+                f"per round against host-side HE ({r.host_he_twin})"
                 + (f", at {time_ratio:.2f}× its round time" if time_ratio else "")
                 + (
-                    f" and {_mb(r['host_engine_bytes_per_round'])} of host↔engine traffic per round."
-                    if r.get("host_engine_bytes_per_round")
+                    f" and {_mb(r.host_engine_bytes_per_round)} of host↔engine traffic per round."
+                    if r.host_engine_bytes_per_round
                     else "."
                 )
             )
-    errors = [r for r in rows if r["mode"] != "raw" and r.get("max_abs_error") is not None]
-    if errors and raw is not None and raw.get("accuracy") is not None:
-        worst = max(errors, key=lambda r: abs((r.get("accuracy") or 0) - raw["accuracy"]))
+    errors = [r for r in rows if r.mode != "raw" and r.max_abs_error is not None]
+    if errors and raw is not None and raw.accuracy is not None:
+        base = raw.accuracy
+        worst = max(errors, key=lambda r: abs((r.accuracy or 0) - base))
         out.append(
-            f"Accuracy cost of encryption: at most {abs((worst.get('accuracy') or 0) - raw['accuracy']):.4f} "
-            f"({worst['config']}); largest decryption error {max(r['max_abs_error'] for r in errors):.1e}."
+            f"Accuracy cost of encryption: at most {abs((worst.accuracy or 0) - base):.4f} "
+            f"({worst.config}); largest decryption error {max(r.max_abs_error or 0.0 for r in errors):.1e}."
         )
     if libraries:
         by_size: dict[int, list[dict[str, Any]]] = {}
@@ -59,15 +66,15 @@ def advise(rows: list[dict[str, Any]], libraries: list[dict[str, Any]], attacks:
                 f"({fast['operations']['encrypt']['wall_s_per_value'] * 1e6:.2f} µs/value); smallest ciphertexts "
                 f"{small['adapter']} ({small['bytes']['fresh_per_value']:.1f} B/value)."
             )
-    frontier = [a for a in attacks if a.get("mask") and "ssim" in a.get("scores", {})]
-    raw_leak = next((a for a in attacks if a.get("view") == "raw" or (a.get("ratio") == 0 and a.get("mask"))), None)
-    if frontier and raw_leak and "ssim" in raw_leak["scores"]:
-        base = raw_leak["scores"]["ssim"]["mean"]
-        for mask in sorted({a["mask"] for a in frontier}):
-            pts = sorted((a["ratio"], a["scores"]["ssim"]["mean"]) for a in frontier if a["mask"] == mask)
+    frontier = [a for a in attacks if a.mask and "ssim" in a.scores]
+    raw_leak = next((a for a in attacks if a.view == "raw" or (a.ratio == 0 and a.mask)), None)
+    if frontier and raw_leak and "ssim" in raw_leak.scores:
+        leak = raw_leak.scores["ssim"]["mean"]
+        for mask in sorted({a.mask for a in frontier if a.mask}):
+            pts = sorted((a.ratio, a.scores["ssim"]["mean"]) for a in frontier if a.mask == mask)
             defended = [p for p, s in pts if s < 0.3 and p < 1.0]
             out.append(
-                f"{mask} mask: reconstruction SSIM {base:.2f} with nothing encrypted; "
+                f"{mask} mask: reconstruction SSIM {leak:.2f} with nothing encrypted; "
                 + (
                     f"falls below 0.3 from p = {defended[0]:g}."
                     if defended

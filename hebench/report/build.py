@@ -17,6 +17,7 @@ from hebench.report import figures as F
 from hebench.report.advice import advise
 from hebench.report.load import Source, load_source
 from hebench.report.model_fit import fit
+from hebench.results.records import PartyRoundRecord, RoundRecord
 
 COST_COLUMNS = [
     ("config", "configuration"),
@@ -52,17 +53,9 @@ def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
     return path
 
 
-def _spread(records: list[dict[str, Any]], label: str, key: str) -> tuple[float, float] | None:
-    values = [r[key] for r in records if r.get("config") == label and r.get(key) is not None]
-    return (min(values), max(values)) if values else None
-
-
 def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dict[str, Any]:
-    rows = source.summary()
-    rounds = source.kind("round")
-    clients = [r for r in source.kind("party_round") if r.get("role") == "client" and "train" in r.get("phases", {})]
-    for c in clients:
-        c["host_cpu_s"] = sum(p["cpu_s"] for k, p in c["phases"].items() if k != "wait")
+    rows = list(source.rows)
+    rounds = source.of(RoundRecord)
     section: dict[str, Any] = {
         "label": source.label,
         "rows": rows,
@@ -71,10 +64,11 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         "notes": list(source.notes),
         "remarks": [],  # shown with the run's costs
         "advice": advise(rows, [], []),
+        "cycles": any(p.cycles_source for p in source.of(PartyRoundRecord)),
     }
     if not rows:
         return section
-    if any(r.get("runtime") == "flower" for r in rows):
+    if any(r.runtime == "flower" for r in rows):
         section["label"] += " (on Flower)"
         section["remarks"].append(
             "Run on Flower's deployment engine: CPU and bytes are measured as in local runs; 'Flower round s' "
@@ -84,14 +78,14 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
     prefix = f"run{idx}"
     section["table"] = {
         "header": [h for _, h in COST_COLUMNS],
-        "rows": [[_fmt(r.get(k)) for k, _ in COST_COLUMNS] for r in rows],
+        "rows": [[_fmt(getattr(r, k)) for k, _ in COST_COLUMNS] for r in rows],
         "csv": write_csv(
             files / f"{prefix}-costs.csv",
             [h for _, h in COST_COLUMNS],
-            [[r.get(k) for k, _ in COST_COLUMNS] for r in rows],
+            [[getattr(r, k) for k, _ in COST_COLUMNS] for r in rows],
         ).name,
     }
-    section["spread"] = [{"config": r["config"], "cpu": _spread(clients, r["config"], "host_cpu_s")} for r in rows]
+    section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]
     section["figures"].append(
         (
             "Wall time per phase per round (client, or engine under offload; and aggregation)",
@@ -122,25 +116,20 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
             ("Test accuracy per round", figs.add(f"{prefix}-accuracy", F.curves(rounds, "accuracy", "accuracy")))
         )
         quality.append(("Test loss per round", figs.add(f"{prefix}-loss", F.curves(rounds, "loss", "test loss"))))
-        if any(r.get("max_abs_error") for r in rounds):
+        if any(r.max_abs_error for r in rounds):
             curve = F.curves(rounds, "max_abs_error", "max |error|", log=True)
             quality.append(
                 ("Max decryption error against plaintext FedAvg, per round", figs.add(f"{prefix}-error", curve))
             )
-    specs = source.selective_specs()
-    ratios = {}
-    for r in rows:
-        sel = specs.get(r["config"])
-        ratios[r["config"]] = float(sel["ratio"]) if sel and sel.get("mask") != "layers" else 1.0
+    fitted = [r for r in rows if r.selective_known]  # unknown selective settings: no honest feature vector
     section["models"] = [
         m
         for m in (
-            fit(rows, key, ratios)
-            for key in ("client_cpu_s_per_round", "upload_bytes_per_client_round", "round_wall_s")
+            fit(fitted, key) for key in ("client_cpu_s_per_round", "upload_bytes_per_client_round", "round_wall_s")
         )
         if m
     ]
-    section["offload"] = [r for r in rows if r["mode"] == "offload"]
+    section["offload"] = [r for r in rows if r.mode == "offload"]
     return section
 
 
@@ -203,15 +192,15 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
     header = ["plan", "encrypted p", "SSIM", "PSNR", "UQI", "VIFp", "label acc", "n"]
     rows = []
     for a in attacks:
-        sc = a["scores"]
+        sc = a.scores
 
         def cell(m: str, sc: dict = sc) -> str:
             return f"{sc[m]['mean']:.3f} ± {sc[m]['std']:.3f}" if m in sc else "–"
 
         rows.append(
             [
-                a["plan"],
-                f"{a['ratio']:g}",
+                a.plan,
+                f"{a.ratio:g}",
                 cell("ssim"),
                 cell("psnr"),
                 cell("uqi"),
@@ -222,22 +211,21 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
         )
     grids = []
     for a in attacks:
-        if a.get("grid") and Path(a["grid"]).exists():
-            data = base64.b64encode(Path(a["grid"]).read_bytes()).decode()
-            sc = a["scores"].get("ssim")
-            grids.append({"plan": a["plan"], "png": data, "ssim": sc["mean"] if sc else None})
-    frontier = [a for a in attacks if a.get("mask") and "ssim" in a["scores"]]
-    costs = {}
+        if a.grid and Path(a.grid).exists():
+            data = base64.b64encode(Path(a.grid).read_bytes()).decode()
+            sc = a.scores.get("ssim")
+            grids.append({"plan": a.plan, "png": data, "ssim": sc["mean"] if sc else None})
+    frontier = [a for a in attacks if a.mask and "ssim" in a.scores]
+    costs: dict[float, float] = {}
     for s in sources:
-        specs = s.selective_specs()
-        for r in s.summary():
-            sel = specs.get(r["config"])
-            if r["mode"] == "raw":
-                costs[0.0] = r["upload_bytes_per_client_round"]
-            elif sel and sel.get("mask") == "sensitivity" and r.get("upload_bytes_per_client_round"):
-                costs[float(sel["ratio"])] = r["upload_bytes_per_client_round"]
-            elif not sel and r["mode"] == "host-he" and r.get("upload_bytes_per_client_round"):
-                costs.setdefault(1.0, r["upload_bytes_per_client_round"])
+        for r in s.rows:
+            sel, upload = r.selective, r.upload_bytes_per_client_round
+            if r.mode == "raw" and upload is not None:
+                costs[0.0] = upload
+            elif sel and sel.get("mask") == "sensitivity" and upload:
+                costs[float(sel["ratio"])] = upload
+            elif not sel and r.selective_known and r.mode == "host-he" and upload:
+                costs.setdefault(1.0, upload)
     fig = figs.add("privacy-frontier", F.frontier(frontier, costs or None), size=(9, 3.4)) if frontier else None
     return {
         "header": header,
@@ -290,7 +278,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
     sources = [load_source(Path(p)) for p in paths]
     files = output.parent / f"{output.stem}_files"
     figs = F.FigureSet(files)
-    runs = [run_section(s, figs, files, i) for i, s in enumerate(sources) if s.kind("configuration") or s.run]
+    runs = [run_section(s, figs, files, i) for i, s in enumerate(sources) if s.rows or s.run]
     libraries = [lib for s in sources for lib in s.libraries]
     attacks = [a for s in sources for a in s.attacks]
     context = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +13,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from hebench.results.records import AttackSummaryRecord, RoundRecord
+from hebench.results.summary import SummaryRow
+
 CLIENT_PHASES = ("train", "encrypt", "serialize", "send", "deserialize", "decrypt", "evaluate")
 COLORS = dict(zip((*CLIENT_PHASES, "aggregate"), plt.get_cmap("tab10").colors, strict=False))
 
 
 class FigureSet:
-    """Collects figures: inline SVG for the HTML, PNG and SVG files beside it."""
+    """Collects figures: inline SVG for the HTML, PNG and SVG files beside it.
+
+    Each figure is rendered once per format: the SVG once (its text is both the
+    file and the inline copy, which before was a third render), the PNG once.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -26,37 +33,36 @@ class FigureSet:
 
     def add(self, name: str, draw: Callable[[Figure], None], size: tuple[float, float] = (7.5, 3.6)) -> str:
         fig = plt.figure(figsize=size, layout="constrained")
-        draw(fig)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for ext in ("png", "svg"):
-            path = self.folder / f"{name}.{ext}"
-            fig.savefig(path, dpi=150 if ext == "png" else None)
-            self.files.append(path)
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg")
-        plt.close(fig)
+        try:
+            draw(fig)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg")
+            png = self.folder / f"{name}.png"
+            fig.savefig(png, dpi=150)
+        finally:
+            plt.close(fig)
         svg = buf.getvalue()
+        path = self.folder / f"{name}.svg"
+        path.write_text(svg, encoding="utf-8")
+        self.files += [png, path]
         return svg[svg.index("<svg") :]  # drop the XML prologue for inlining
 
 
-def phase_bars(rows: list[dict[str, Any]]) -> Callable[[Figure], None]:
+def phase_bars(rows: Sequence[SummaryRow]) -> Callable[[Figure], None]:
     """Wall time per phase per round, stacked: client (or engine for offload) phases and aggregation."""
 
     def draw(fig: Figure) -> None:
         ax = fig.subplots()
-        labels = [r["config"] for r in rows]
+        labels = [r.config for r in rows]
         bottom = [0.0] * len(rows)
         for phase in (*CLIENT_PHASES, "aggregate"):
             values = []
             for r in rows:
                 source = (
-                    r["aggregator_wall_s"]
+                    r.aggregator_wall_s
                     if phase == "aggregate"
-                    else (
-                        r["engine_wall_s"]
-                        if r["mode"] == "offload" and phase in r["engine_wall_s"]
-                        else r["client_wall_s"]
-                    )
+                    else (r.engine_wall_s if r.mode == "offload" and phase in r.engine_wall_s else r.client_wall_s)
                 )
                 values.append(source.get(phase) or 0.0)
             if any(values):
@@ -69,14 +75,14 @@ def phase_bars(rows: list[dict[str, Any]]) -> Callable[[Figure], None]:
     return draw
 
 
-def paired_bars(rows: list[dict[str, Any]], items: list[tuple[str, str, float]]) -> Callable[[Figure], None]:
-    """One panel per (key, title, scale)."""
+def paired_bars(rows: Sequence[SummaryRow], items: list[tuple[str, str, float]]) -> Callable[[Figure], None]:
+    """One panel per (field of the summary row, title, scale)."""
 
     def draw(fig: Figure) -> None:
         axes = fig.subplots(1, len(items), squeeze=False)[0]
-        labels = [r["config"] for r in rows]
+        labels = [r.config for r in rows]
         for ax, (key, title, scale) in zip(axes, items, strict=True):
-            ax.barh(labels, [(r.get(key) or 0.0) * scale for r in rows], color="#4c72b0")
+            ax.barh(labels, [(getattr(r, key) or 0.0) * scale for r in rows], color="#4c72b0")
             ax.set_title(title, fontsize=9)
             ax.invert_yaxis()
             ax.tick_params(labelsize=7)
@@ -86,12 +92,16 @@ def paired_bars(rows: list[dict[str, Any]], items: list[tuple[str, str, float]])
     return draw
 
 
-def curves(records: list[dict[str, Any]], key: str, ylabel: str, log: bool = False) -> Callable[[Figure], None]:
+def curves(records: Sequence[RoundRecord], key: str, ylabel: str, log: bool = False) -> Callable[[Figure], None]:
+    """One line per configuration: a round record's field over rounds."""
+
     def draw(fig: Figure) -> None:
         ax = fig.subplots()
-        configs = dict.fromkeys(r["config"] for r in records)
+        configs = dict.fromkeys(r.config for r in records)
         for label in configs:
-            pts = sorted((r["round"], r[key]) for r in records if r["config"] == label and r.get(key) is not None)
+            pts = sorted(
+                (r.round, getattr(r, key)) for r in records if r.config == label and getattr(r, key) is not None
+            )
             if pts:
                 ax.plot([p[0] + 1 for p in pts], [p[1] for p in pts], marker="o", label=label)
         ax.set_xlabel("round")
@@ -121,11 +131,11 @@ def library_ops(libraries: list[dict[str, Any]], size: int) -> Callable[[Figure]
     return draw
 
 
-def frontier(attacks: list[dict[str, Any]], costs: dict[float, float] | None) -> Callable[[Figure], None]:
+def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] | None) -> Callable[[Figure], None]:
     def draw(fig: Figure) -> None:
         ax = fig.subplots(1, 2 if costs else 1, squeeze=False)[0]
-        for mask in sorted({a["mask"] for a in attacks}):
-            pts = sorted((a["ratio"], a["scores"]["ssim"]) for a in attacks if a["mask"] == mask)
+        for mask in sorted({a.mask for a in attacks if a.mask}):
+            pts = sorted(((a.ratio, a.scores["ssim"]) for a in attacks if a.mask == mask), key=lambda p: p[0])
             xs = [p[0] for p in pts]
             ax[0].errorbar(
                 xs,

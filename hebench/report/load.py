@@ -1,84 +1,120 @@
-"""Read result folders and files into what a report shows, noting what is missing or damaged."""
+"""Read result folders and files into what a report shows, noting what is missing or damaged.
+
+A :class:`Source` is read once and never changed afterwards: its records, the
+summary rows of its configurations (with projections when the run's suite names
+a calibration file) and the notes to show.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from hebench.fl.summary import summarize_run
+from pydantic import ValidationError
+
 from hebench.results import read_records
-from hebench.runtime.runner import RESULTS_FILE
+from hebench.results.calibration import read_calibration
+from hebench.results.records import (
+    AttackSummaryRecord,
+    ConfigurationRecord,
+    EnvironmentRecord,
+    LibraryBenchmarkRecord,
+    Record,
+    RoundRecord,
+    RunRecord,
+)
+from hebench.results.run_folder import RunFolder
+from hebench.results.summary import SummaryRow, summarize_run
+
+R = TypeVar("R", bound=Record)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Source:
-    """One results folder or JSON-lines file."""
+    """One results folder or JSON-lines file, as read."""
 
     path: Path
-    records: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what is missing or damaged, shown in the report
+    records: tuple[Record, ...] = ()
+    notes: tuple[str, ...] = ()  # what is missing or damaged, shown in the report
+    rows: tuple[SummaryRow, ...] = ()  # one per configuration
+    calibration: Mapping[str, Any] | None = field(default=None, repr=False)
 
-    def kind(self, kind: str) -> list[dict[str, Any]]:
-        return [r for r in self.records if r.get("kind") == kind]
+    def of(self, cls: type[R]) -> list[R]:
+        return [r for r in self.records if isinstance(r, cls)]
 
     @property
-    def run(self) -> dict[str, Any] | None:
-        runs = self.kind("run")
+    def run(self) -> RunRecord | None:
+        runs = self.of(RunRecord)
         return runs[-1] if runs else None
 
     @property
-    def environment(self) -> dict[str, Any] | None:
+    def environment(self) -> Mapping[str, Any] | None:
         if self.run:
-            return self.run.get("environment")
-        envs = self.kind("environment")
-        return envs[-1]["environment"] if envs else None
+            return self.run.environment
+        envs = self.of(EnvironmentRecord)
+        return envs[-1].environment if envs else None
 
     @property
     def label(self) -> str:
-        return self.run["suite"]["name"] if self.run and "suite" in self.run else self.path.stem
-
-    def summary(self) -> list[dict[str, Any]]:
-        return summarize_run(self.records) if self.kind("configuration") else []
-
-    def selective_specs(self) -> dict[str, dict[str, Any] | None]:
-        """Configuration label → its selective spec, from the suite in the run record."""
-        from hebench.suite import Configuration
-
-        out: dict[str, dict[str, Any] | None] = {}
-        for raw in ((self.run or {}).get("suite") or {}).get("configurations", []):
-            try:
-                config = Configuration.model_validate(raw)
-            except ValueError:
-                continue
-            out[config.label] = config.selective.model_dump() if config.selective else None
-        return out
+        return str(self.run.suite.get("name", self.path.stem)) if self.run else self.path.stem
 
     @property
-    def libraries(self) -> list[dict[str, Any]]:
-        return [r["result"] for r in self.kind("library_benchmark") if "result" in r]
+    def libraries(self) -> list[Mapping[str, Any]]:
+        return [r.result for r in self.of(LibraryBenchmarkRecord)]
 
     @property
-    def attacks(self) -> list[dict[str, Any]]:
-        return self.kind("attack_summary")
+    def attacks(self) -> list[AttackSummaryRecord]:
+        return self.of(AttackSummaryRecord)
 
 
 def load_source(path: Path) -> Source:
-    file = path / RESULTS_FILE if path.is_dir() else path
-    source = Source(path)
+    """Read one source; everything unexpected becomes a note, never an exception."""
+    file = RunFolder(path).results if path.is_dir() else path
     if not file.exists():
-        source.notes.append(f"{file} does not exist: nothing from this source is shown")
-        return source
+        return Source(path, notes=(f"{file} does not exist: nothing from this source is shown",))
     result = read_records(file)
-    source.records = result.records
-    if result.skipped:
-        source.notes.append(f"{result.skipped} line(s) of {file} could not be read (interrupted write or other schema)")
-    if not source.records:
-        source.notes.append(f"{file} holds no hebench records")
-    configs = {r["config"] for r in source.kind("configuration")}
-    rounds_wanted = (source.run or {}).get("suite", {}).get("training", {}).get("rounds")
-    for label in sorted(configs):
-        done = {r["round"] for r in source.kind("round") if r.get("config") == label}
+    notes = [f"{result.skipped} line(s) of {file} could not be read: {p}" for p in result.problems[:3]]
+    if not result.records:
+        notes.append(f"{file} holds no hebench records")
+    source = Source(path, tuple(result.records))
+    suite_offload = (source.run.suite.get("offload") or {}) if source.run else {}
+    calibration = read_calibration(suite_offload.get("calibration"), RunFolder.of(file))
+    if calibration.note:
+        notes.append(calibration.note)
+    selective = _selective_specs(source, notes)
+    rows = summarize_run(source.records, calibration.data, selective) if source.of(ConfigurationRecord) else []
+    rounds_wanted = (source.run.suite.get("training") or {}).get("rounds") if source.run else None
+    for row in rows:
+        done = {r.round for r in source.of(RoundRecord) if r.config == row.config}
         if rounds_wanted and len(done) < rounds_wanted:
-            source.notes.append(f"'{label}' completed {len(done)} of {rounds_wanted} rounds (interrupted?)")
-    return source
+            notes.append(f"'{row.config}' completed {len(done)} of {rounds_wanted} rounds (interrupted?)")
+    return Source(path, source.records, tuple(notes), tuple(rows), calibration.data)
+
+
+def _selective_specs(source: Source, notes: list[str]) -> dict[str, Mapping[str, Any] | None]:
+    """Label → selective spec, from the run's stored suite, for configurations whose records lack it.
+
+    A stored configuration that no longer validates is named in a note; its rows keep
+    ``selective_known`` False and stay out of the overhead fit.
+    """
+    unrecorded = [c for c in source.of(ConfigurationRecord) if not c.selective_recorded]
+    if not unrecorded or source.run is None:
+        return {}
+    from hebench.suite import Configuration
+
+    out: dict[str, Mapping[str, Any] | None] = {}
+    for i, raw in enumerate(source.run.suite.get("configurations", [])):
+        try:
+            config = Configuration.model_validate(raw)
+        except (ValidationError, ValueError) as err:
+            name = raw.get("name") or "/".join(str(raw.get(k)) for k in ("mode", "adapter") if raw.get(k))
+            reason = str(err).splitlines()[-1].strip() if str(err) else type(err).__name__
+            notes.append(
+                f"stored configuration #{i + 1} ({name}) does not validate ({reason}): its selective settings are "
+                "unknown, so it is left out of the overhead fit"
+            )
+            continue
+        out[config.label] = config.selective.model_dump(mode="json") if config.selective else None
+    return out

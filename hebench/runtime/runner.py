@@ -27,6 +27,7 @@ from hebench.fl.party import safe_label
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
+from hebench.results.records import AttackSummaryRecord, RoundRecord
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
 from hebench.runtime.local import LocalRuntime
 from hebench.suite import Configuration, Suite
@@ -50,8 +51,8 @@ def completed_rounds(run_dir: Path) -> dict[str, int]:
     if not path.exists():
         return {}
     done: dict[str, set[int]] = {}
-    for rec in read_records(path, kind="round").records:
-        done.setdefault(rec["config"], set()).add(int(rec["round"]))
+    for rec in read_records(path, kind=RoundRecord).of(RoundRecord):
+        done.setdefault(rec.config, set()).add(rec.round)
     out = {}
     for label, rounds in done.items():
         n = 0
@@ -121,7 +122,8 @@ class Runner:
 
         plans = plans_for(self.suite)
         if resume:
-            finished = {r["plan"] for r in read_records(self.run_dir / RESULTS_FILE, kind="attack_summary").records}
+            summaries = read_records(self.run_dir / RESULTS_FILE, kind=AttackSummaryRecord).of(AttackSummaryRecord)
+            finished = {r.plan for r in summaries}
             plans = [p for p in plans if p.name not in finished]
         for plan in plans:
             self.on_event(RunEvent(f"attack {plan.name}", None))

@@ -40,7 +40,7 @@ def test_run_prints_summary_and_resume_continues(tmp_path):
     assert more.exit_code == 0, more.output
     summary = json.loads(more.stdout)["summary"]
     assert summary[0]["rounds_done"] == 2
-    rounds = [r["round"] for r in read_records(out / "results.jsonl", kind="round").records]
+    rounds = [r.round for r in read_records(out / "results.jsonl", kind="round").records]
     assert rounds == [0, 1]  # round 0 was not re-run
 
 
@@ -57,7 +57,7 @@ def test_a_failing_configuration_keeps_completed_ones(tmp_path):
     assert result.exit_code == 4, result.output
     assert "clip" in result.output and "Traceback" not in result.output
     done = read_records(out / "results.jsonl", kind="round").records
-    assert [(r["config"], r["round"]) for r in done] == [("raw", 0)]
+    assert [(r.config, r.round) for r in done] == [("raw", 0)]
 
 
 def test_malformed_suite_exit_code(tmp_path):

@@ -9,9 +9,9 @@ import pytest
 
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
-from hebench.fl.summary import summarize_run
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
+from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
@@ -40,7 +40,7 @@ def run(tmp_path_factory) -> Path:
 
 
 def rows(run: Path) -> dict[str, dict]:
-    return {r["config"]: r for r in summarize_run(read_records(run / "results.jsonl").records)}
+    return {r.config: r.to_json() for r in summarize_run(read_records(run / "results.jsonl").records)}
 
 
 def test_every_configuration_completes_and_host_he_matches_raw(run):
@@ -54,7 +54,7 @@ def test_every_configuration_completes_and_host_he_matches_raw(run):
 
 
 def test_records_are_per_party_per_phase(run):
-    records = read_records(run / "results.jsonl").records
+    records = [r.to_json() for r in read_records(run / "results.jsonl").records]
     client_rounds = [r for r in records if r["kind"] == "party_round" and r["role"] == "client"]
     trained = [r for r in client_rounds if "train" in r["phases"]]
     assert trained and all({"train", "encrypt", "serialize", "send"} <= set(r["phases"]) for r in trained)

@@ -22,9 +22,9 @@ from typer.testing import CliRunner
 from hebench.cli.main import app
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
-from hebench.fl.summary import summarize_run
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
+from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
@@ -98,11 +98,11 @@ def run(federation, tmp_path_factory) -> Path:
 
 
 def records(run: Path) -> list[dict]:
-    return read_records(run / "results.jsonl").records
+    return [r.to_json() for r in read_records(run / "results.jsonl").records]
 
 
 def test_every_round_completes_with_flower_marked_records(run):
-    rows = {r["config"]: r for r in summarize_run(records(run))}
+    rows = {r.config: r.to_json() for r in summarize_run(read_records(run / "results.jsonl").records)}
     assert set(rows) == {HOST_HE, OFFLOAD}
     for row in rows.values():
         assert row["rounds_done"] == 2 and row["runtime"] == "flower"
@@ -125,7 +125,7 @@ def test_the_global_model_is_plaintext_fedavg_of_the_same_updates(run):
 
 def test_flower_trains_the_same_model_as_the_local_runner(run, tmp_path):
     local = Runner(parse_suite({**SUITE, "configurations": SUITE["configurations"][:1]}), tmp_path).run()
-    want = {r["round"]: r["accuracy"] for r in read_records(local, kind="round").records}
+    want = {r.round: r.accuracy for r in read_records(local, kind="round").records}
     got = {r["round"]: r["accuracy"] for r in records(run) if r["kind"] == "round" and r["config"] == HOST_HE}
     assert got == pytest.approx(want, abs=0.01)
     final = np.load(run / "checkpoints" / "host-he_tenseal-ckks" / "round-1.npy")

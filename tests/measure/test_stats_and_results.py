@@ -8,6 +8,7 @@ from hebench.measure.environment import capture
 from hebench.measure.stats import summarize
 from hebench.measure.timing import measure
 from hebench.results import SCHEMA, ResultWriter, read_records
+from hebench.results.records import RoundRecord
 
 
 def test_summarize_known_values():
@@ -32,14 +33,15 @@ def test_environment_records_cycle_source_honestly():
 def test_writer_appends_and_reader_skips_damaged_lines(tmp_path):
     path = tmp_path / "r.jsonl"
     with ResultWriter(path) as w:
-        w.write("a", {"x": 1})
+        w.write("round", {"config": "raw", "round": 0, "accuracy": 0.5})
     with ResultWriter(path) as w:
-        w.write("b", {"x": 2})
+        w.write(RoundRecord(config="raw", round=1, accuracy=0.75))
     with path.open("a") as fh:
-        fh.write('{"schema": "' + SCHEMA + '", "kind": "c", "x": ')  # interrupted write
+        fh.write('{"schema": "' + SCHEMA + '", "kind": "round", "config": ')  # interrupted write
     result = read_records(path)
-    assert [r["kind"] for r in result.records] == ["a", "b"] and result.skipped == 1
-    assert read_records(path, kind="b").records[0]["x"] == 2
+    assert [r.round for r in result.of(RoundRecord)] == [0, 1] and result.skipped == 1
+    assert "not JSON" in result.problems[0]
+    assert read_records(path, kind="round").of(RoundRecord)[1].accuracy == 0.75
     assert json.loads(path.read_text().splitlines()[0])["schema"] == SCHEMA
 
 

@@ -140,7 +140,7 @@ def test_engine_killed_mid_run_keeps_rounds_and_resume_finishes(tmp_path):
         killer.join(timeout=5)
         assert first.exit_code == 4, first.output
         assert "engine" in first.output and "Traceback" not in first.output
-        done = [r["round"] for r in read_records(out / "results.jsonl", kind="round").records]
+        done = [r.round for r in read_records(out / "results.jsonl", kind="round").records]
         assert done and done == list(range(len(done))) and len(done) < 3
         engines[1].wait(timeout=10)
         engines[1] = _start_engine(ports[1], certs)

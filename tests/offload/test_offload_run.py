@@ -10,9 +10,9 @@ import pytest
 
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
-from hebench.fl.summary import summarize_run
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
+from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
@@ -40,11 +40,11 @@ def run(tmp_path_factory) -> Path:
 
 
 def records(run: Path) -> list[dict]:
-    return read_records(run / "results.jsonl").records
+    return [r.to_json() for r in read_records(run / "results.jsonl").records]
 
 
 def test_offload_trains_the_same_model_as_host_he(run):
-    rows = {r["config"]: r for r in summarize_run(records(run))}
+    rows = {r.config: r.to_json() for r in summarize_run(read_records(run / "results.jsonl").records)}
     host_he, offload = rows["host-he/tenseal-ckks"], rows["offload/tenseal-ckks"]
     assert offload["rounds_done"] == 2 and offload["accuracy"] == pytest.approx(host_he["accuracy"], abs=1e-6)
     assert offload["max_abs_error"] < 1e-5
@@ -52,7 +52,7 @@ def test_offload_trains_the_same_model_as_host_he(run):
 
 
 def test_engines_run_on_their_own_cores(run):
-    rows = {r["config"]: r for r in summarize_run(records(run))}
+    rows = {r.config: r.to_json() for r in summarize_run(read_records(run / "results.jsonl").records)}
     offload = rows["offload/tenseal-ckks"]
     if len(os.sched_getaffinity(0)) > 1:
         assert not set(offload["engine_cores"]) & set(offload["host_cores"])

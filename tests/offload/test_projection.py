@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.fl.summary import project
+from hebench.results.summary import project
 
 CALIBRATION = {
     "environment": {"cpu_model": "BlueField-3 Arm A78"},
@@ -24,13 +24,11 @@ CALIBRATION = {
 
 
 def test_projection_uses_the_closest_calibrated_size():
-    row = {"adapter": "tenseal-ckks", "parameters": 1_000_000}
-    proj = project(CALIBRATION, row)
-    assert (
-        proj["projected"] is True and proj["device"] == "BlueField-3 Arm A78" and proj["calibrated_at_size"] == 1206590
-    )
-    assert proj["phases_s"]["encrypt"] == pytest.approx(3.0) and proj["total_s"] == pytest.approx(4.5)
+    proj = project(CALIBRATION, "tenseal-ckks", 1_000_000)
+    assert proj is not None
+    assert proj.projected is True and proj.device == "BlueField-3 Arm A78" and proj.calibrated_at_size == 1206590
+    assert proj.phases_s["encrypt"] == pytest.approx(3.0) and proj.total_s == pytest.approx(4.5)
 
 
 def test_no_projection_without_calibration_for_the_adapter():
-    assert project(CALIBRATION, {"adapter": "paillier", "parameters": 10}) is None
+    assert project(CALIBRATION, "paillier", 10) is None

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from matplotlib.figure import Figure
 
 from hebench.report.advice import advise
 from hebench.report.build import build_report, library_section, run_section
 from hebench.report.figures import FigureSet
 from hebench.report.load import load_source
 from hebench.report.model_fit import fit
+from hebench.results.summary import SummaryRow
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN = FIXTURES / "run-offload"
@@ -21,12 +24,12 @@ LIBS = FIXTURES / "libraries" / "compare.jsonl"
 
 def test_run_section_has_one_row_per_configuration_and_writes_csv(tmp_path):
     section = run_section(load_source(RUN), FigureSet(tmp_path), tmp_path, 0)
-    assert [r["config"] for r in section["rows"]] == ["raw", "host-he/tenseal-ckks", "offload/tenseal-ckks"]
+    assert [r.config for r in section["rows"]] == ["raw", "host-he/tenseal-ckks", "offload/tenseal-ckks"]
     assert (tmp_path / section["table"]["csv"]).read_text().count("\n") == 4
     assert len(section["figures"]) == 2 and len(section["quality"]) == 3
     assert (tmp_path / "run0-phases.png").exists() and (tmp_path / "run0-phases.svg").exists()
     offload = section["offload"][0]
-    assert offload["engine_cpu_s_per_round"] > 0 and offload["host_engine_bytes_per_round"] > 0
+    assert offload.engine_cpu_s_per_round > 0 and offload.host_engine_bytes_per_round > 0
     assert section["spread"][0]["cpu"][0] <= section["spread"][0]["cpu"][1]
 
 
@@ -37,41 +40,57 @@ def test_library_section_rows_and_log_figures(tmp_path):
     assert len(section["figures"]) == len({r["size"] for r in libs})
 
 
+def row(config: str, mode: str, adapter: str = "x", **fields) -> SummaryRow:
+    return SummaryRow(
+        config=config,
+        mode=mode,
+        runtime="hebench",
+        adapter=adapter,
+        packing="flat",
+        params={},
+        selective=None,
+        parameters=100,
+        rounds_done=1,
+        **fields,
+    )
+
+
 def test_overhead_model_recovers_known_coefficients():
+    half = {"mask": "random", "ratio": 0.5}
     rows = [
-        {"config": "raw", "mode": "raw", "adapter": "plain", "m": 2.0},
-        {"config": "a", "mode": "host-he", "adapter": "x", "m": 2.0 * (1 + 3.0)},
-        {"config": "b", "mode": "host-he", "adapter": "x", "m": 2.0 * (1 + 3.0 * 0.5)},
-        {"config": "c", "mode": "offload", "adapter": "x", "m": 2.0 * (1 + 3.0 + 0.25)},
+        row("raw", "raw", "plain", round_wall_s=2.0),
+        row("a", "host-he", round_wall_s=2.0 * (1 + 3.0)),
+        replace(row("b", "host-he", round_wall_s=2.0 * (1 + 3.0 * 0.5)), selective=half),
+        row("c", "offload", round_wall_s=2.0 * (1 + 3.0 + 0.25)),
     ]
-    model = fit(rows, "m", {"a": 1.0, "b": 0.5, "c": 1.0})
+    model = fit(rows, "round_wall_s")
     assert model["coefficients"]["HE encrypt (x) × encrypted fraction"] == pytest.approx(3.0)
     assert model["coefficients"]["offload engine"] == pytest.approx(0.25) and model["r2"] == pytest.approx(1.0)
     assert all(v >= 0 for v in model["coefficients"].values())
-    assert fit(rows[:2], "m", {}) is None  # too few points
+    assert fit(rows[:2], "round_wall_s") is None  # too few points
 
 
 def test_advice_comes_from_the_numbers():
     rows = [
-        {"config": "raw", "mode": "raw", "upload_bytes_per_client_round": 10, "accuracy": 0.9, "max_abs_error": 0.0},
-        {
-            "config": "big",
-            "mode": "host-he",
-            "upload_bytes_per_client_round": 500,
-            "bytes_overhead_vs_raw": 50,
-            "client_cpu_s_per_round": 1.0,
-            "accuracy": 0.9,
-            "max_abs_error": 1e-7,
-        },
-        {
-            "config": "small",
-            "mode": "host-he",
-            "upload_bytes_per_client_round": 200,
-            "bytes_overhead_vs_raw": 20,
-            "client_cpu_s_per_round": 2.0,
-            "accuracy": 0.89,
-            "max_abs_error": 1e-6,
-        },
+        row("raw", "raw", "plain", upload_bytes_per_client_round=10, accuracy=0.9, max_abs_error=0.0),
+        row(
+            "big",
+            "host-he",
+            upload_bytes_per_client_round=500,
+            bytes_overhead_vs_raw=50,
+            client_cpu_s_per_round=1.0,
+            accuracy=0.9,
+            max_abs_error=1e-7,
+        ),
+        row(
+            "small",
+            "host-he",
+            upload_bytes_per_client_round=200,
+            bytes_overhead_vs_raw=20,
+            client_cpu_s_per_round=2.0,
+            accuracy=0.89,
+            max_abs_error=1e-6,
+        ),
     ]
     lines = advise(rows, [], [])
     assert any("Least traffic" in line and "small" in line for line in lines)
@@ -113,10 +132,24 @@ def test_a_flower_run_sits_beside_local_runs_with_its_round_time_kept_apart(tmp_
     shutil.copytree(RUN, tmp_path / "local")
     shutil.copytree(FIXTURES / "run-flower", tmp_path / "flower")
     section = run_section(load_source(tmp_path / "flower"), FigureSet(tmp_path), tmp_path, 1)
-    assert [r["runtime"] for r in section["rows"]] == ["flower", "flower"]
-    assert all(r["round_wall_s"] is None and r["flower_round_wall_s"] > 0 for r in section["rows"])
+    assert [r.runtime for r in section["rows"]] == ["flower", "flower"]
+    assert all(r.round_wall_s is None and r.flower_round_wall_s > 0 for r in section["rows"])
     offload = section["rows"][1]
-    assert offload["upload_bytes_per_client_round"] > 0 and offload["engine_cpu_s_per_round"] > 0
+    assert offload.upload_bytes_per_client_round > 0 and offload.engine_cpu_s_per_round > 0
     html = build_report([tmp_path / "local", tmp_path / "flower"], tmp_path / "both.html").read_text()
     assert "(on Flower)" in html and "Flower round s" in html and "not comparable with local round times" in html
     assert html.count("(on Flower)") >= 2 and "Missing or damaged" not in html
+
+
+def test_each_figure_renders_once_per_format_and_inlines_its_svg_file(tmp_path, monkeypatch):
+    saves = []
+    real = Figure.savefig
+
+    def savefig(self, fname, **kwargs):
+        saves.append(kwargs.get("format") or Path(fname).suffix.lstrip("."))
+        return real(self, fname, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    inline = FigureSet(tmp_path).add("line", lambda fig: fig.subplots().plot([0, 1], [1, 0]))
+    assert sorted(saves) == ["png", "svg"]  # the inline copy is the SVG file's text, not a third render
+    assert inline in (tmp_path / "line.svg").read_text() and (tmp_path / "line.png").stat().st_size > 0

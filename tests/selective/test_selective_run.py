@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from hebench.fl.summary import summarize_run
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
+from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
 from hebench.selective.split import PLAIN
 from hebench.suite import parse_suite
@@ -38,7 +38,8 @@ def run(tmp_path_factory):
 
 
 def test_clients_agree_on_one_mask_of_the_right_size(run):
-    agreed = [r for r in read_records(run / "results.jsonl", kind="mask_agreement").records if r["role"] == "client"]
+    agreed = [r.to_json() for r in read_records(run / "results.jsonl", kind="mask_agreement").records]
+    agreed = [r for r in agreed if r["role"] == "client"]
     assert len(agreed) == 2 and len({r["mask_sha256"] for r in agreed}) == 1
     mask = np.load(run / "masks" / "host-he_tenseal-ckks_sel-sensitivity-0.2.npy")
     assert mask.mean() == pytest.approx(0.2, abs=1e-3) and agreed[0]["encrypted_fraction"] == pytest.approx(mask.mean())
@@ -58,6 +59,6 @@ def test_wire_carries_masked_coordinates_encrypted_and_the_rest_in_plaintext(run
 
 
 def test_selective_trains_the_same_model_as_raw(run):
-    rows = {r["config"]: r for r in summarize_run(read_records(run / "results.jsonl").records)}
+    rows = {r.config: r.to_json() for r in summarize_run(read_records(run / "results.jsonl").records)}
     assert rows[LABEL]["accuracy"] == pytest.approx(rows["raw"]["accuracy"], abs=1e-6)
     assert rows["raw"]["upload_bytes_per_client_round"] < rows[LABEL]["upload_bytes_per_client_round"]

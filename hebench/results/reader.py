@@ -1,0 +1,71 @@
+"""Read a results file into typed records, migrating older schemas; say what could not be read, and why."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from hebench.errors import RecordError
+from hebench.results.migrations import migrate
+from hebench.results.records import Record, record_class
+
+R = TypeVar("R", bound=Record)
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """The records of one file, in file order, and the lines that could not be read."""
+
+    records: list[Record]
+    skipped: int = 0  # lines not read: half-written, another program's, newer schema, or invalid
+    problems: list[str] = field(default_factory=list)  # why, one line per distinct reason
+    migrated: Counter[int] = field(default_factory=Counter)  # schema version → lines migrated from it
+
+    def of(self, cls: type[R]) -> list[R]:
+        """The records of one class."""
+        return [r for r in self.records if isinstance(r, cls)]
+
+
+def read_records(path: str | os.PathLike[str], kind: str | type[Record] | None = None) -> ReadResult:
+    """Every record in ``path`` (optionally one kind, by name or class) as typed records."""
+    wanted = record_class(kind) if isinstance(kind, str) else kind
+    records: list[Record] = []
+    skipped, reasons, migrated = 0, dict[str, tuple[int, int]](), Counter[int]()
+    for number, text in _lines(Path(path)):
+        try:
+            raw = json.loads(text)
+            if not isinstance(raw, dict):
+                raise ValueError("not a JSON object")
+            original = raw.get("schema")
+            line = migrate(raw)
+            if wanted is not None and line.get("kind") != wanted.kind:
+                continue
+            rec = record_class(str(line.get("kind"))).from_json(line)
+        except (ValueError, RecordError) as err:  # json.JSONDecodeError is a ValueError
+            skipped += 1
+            count, first = reasons.get(_reason(err), (0, number))
+            reasons[_reason(err)] = (count + 1, first)
+            continue
+        if original != line["schema"]:
+            migrated[int(str(original).rsplit("/", 1)[1])] += 1
+        records.append(rec)
+    problems = [f"{reason} ({n} line(s), first at line {first})" for reason, (n, first) in reasons.items()]
+    return ReadResult(records, skipped, problems, migrated)
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, json.JSONDecodeError):
+        return "a line is not JSON (an interrupted write?)"
+    return str(err)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                yield number, line

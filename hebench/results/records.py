@@ -1,0 +1,306 @@
+"""One frozen class per record kind, registered by kind.
+
+A results file is one JSON object per line: ``{"schema", "kind", "time", ...fields}``.
+``record_from_json`` turns a (migrated) line into its typed record;
+``Record.to_json`` writes it back. Optional fields default to None and are
+left out of the line when None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from hebench.errors import RecordError
+from hebench.results.fields import EngineReport, Measured, Phase, Phases, Struct
+
+SCHEMA = "hebench.results/2"
+
+__all__ = [
+    "SCHEMA",
+    "AttackRecord",
+    "AttackSummaryRecord",
+    "ConfigurationRecord",
+    "EngineReport",
+    "EnvironmentRecord",
+    "FlowerRunRecord",
+    "HubNoteRecord",
+    "KeygenRecord",
+    "LibraryBenchmarkRecord",
+    "MaskAgreementRecord",
+    "PartyRoundRecord",
+    "PartySetupRecord",
+    "Phase",
+    "Phases",
+    "Record",
+    "RoundRecord",
+    "RunRecord",
+    "kinds",
+    "record_class",
+    "record_from_json",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record(Struct):
+    """Base of every record: its kind (a class constant) and when it was written."""
+
+    time: float | None = None  # Unix time; the writer sets it
+
+    kind: ClassVar[str] = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, **super().to_json()}
+
+
+_REGISTRY: dict[str, type[Record]] = {}
+R = TypeVar("R", bound=type[Record])
+
+
+def _register(kind: str) -> Callable[[R], R]:
+    def add(cls: R) -> R:
+        cls.kind, cls._name = kind, kind
+        _REGISTRY[kind] = cls
+        return cls
+
+    return add
+
+
+def kinds() -> tuple[str, ...]:
+    """Every registered record kind."""
+    return tuple(_REGISTRY)
+
+
+def record_class(kind: str) -> type[Record]:
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        raise RecordError(f"unknown record kind '{kind}'", f"use one of: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def record_from_json(data: Mapping[str, Any], strict: bool = False) -> Record:
+    """The typed record for a JSON line (already migrated to :data:`SCHEMA`)."""
+    kind = data.get("kind")
+    if not isinstance(kind, str):
+        raise RecordError("a record without a 'kind'", "every line needs a kind")
+    return record_class(kind).from_json(data, strict=strict)
+
+
+# --- a run and its configurations ---------------------------------------------------------------
+
+
+@_register("run")
+@dataclass(frozen=True, kw_only=True)
+class RunRecord(Record):
+    """The start of a run (or of a resumed run): the validated suite, environment and data."""
+
+    suite: Mapping[str, Any]
+    suite_hash: str
+    environment: Mapping[str, Any]
+    data: Mapping[str, Any]
+    resumed: bool = False
+
+
+@_register("environment")
+@dataclass(frozen=True, kw_only=True)
+class EnvironmentRecord(Record):
+    """The environment of a command that is not a run (``compare libraries``)."""
+
+    environment: Mapping[str, Any]
+    command: str
+
+
+@_register("configuration")
+@dataclass(frozen=True, kw_only=True)
+class ConfigurationRecord(Record):
+    """What a configuration's records are about, written before its first round."""
+
+    config: str  # the configuration's label
+    mode: str  # raw, host-he, offload
+    adapter: str
+    params: Mapping[str, Any]
+    packing: str = "flat"
+    selective: Mapping[str, Any] | None = None  # the suite's SelectiveSpec as JSON; None: not selective
+    selective_recorded: bool = True  # False: an early v1 writer left `selective` out (see the run's suite)
+    model: str
+    parameters: int  # model parameters (values in one update)
+    start_round: int = 0
+    runtime: str = "hebench"  # hebench (local processes) or flower
+    superlink: str | None = None  # flower only
+
+
+# --- parties ----------------------------------------------------------------------------------
+
+
+@_register("keygen")
+@dataclass(frozen=True, kw_only=True)
+class KeygenRecord(Record, Measured):
+    """One key generation by the key authority (one per key epoch)."""
+
+    config: str
+    role: str = "key_authority"
+    epoch: int = 0
+    key_id: str
+    info: Mapping[str, Any]  # the adapter's parameters (scheme, ring degree, security bits...)
+    key_bytes: Mapping[str, int]
+    holders: int
+    runtime: str | None = None
+
+
+@_register("party_setup")
+@dataclass(frozen=True, kw_only=True)
+class PartySetupRecord(Record, Measured):
+    """A party's start-up (connecting, receiving keys)."""
+
+    config: str
+    role: str
+    client: int | None = None
+    process_cpu_s: float | None = None
+    runtime: str | None = None
+
+
+@_register("mask_agreement")
+@dataclass(frozen=True, kw_only=True)
+class MaskAgreementRecord(Record, Measured):
+    """The selective-encryption mask the clients agreed on (its digest), and what agreeing cost."""
+
+    config: str
+    role: str
+    client: int | None = None
+    engine: EngineReport | None = None
+    encrypted_fraction: float | None = None
+    mask_sha256: str | None = None
+    bytes_sent: int | None = None
+    bytes_received: int | None = None
+    epoch: int | None = None
+    process_cpu_s: float | None = None
+    host_engine_bytes: int | None = None
+    runtime: str | None = None
+
+
+@_register("party_round")
+@dataclass(frozen=True, kw_only=True)
+class PartyRoundRecord(Record, Measured):
+    """One party's round: a client's (training, encryption, ...) or the aggregator's."""
+
+    config: str
+    role: str  # client or aggregator
+    round: int
+    epoch: int | None = None  # key epoch
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    runtime: str | None = None
+    # clients
+    client: int | None = None
+    affinity: tuple[int, ...] | None = None
+    train_loss: float | None = None
+    accuracy: float | None = None  # client 0 evaluates the new global model
+    loss: float | None = None
+    engine: EngineReport | None = None  # offload: the engine's work for this client
+    host_engine_bytes: int | None = None  # Flower offload: host <-> engine traffic
+    process_cpu_s: float | None = None  # Flower: all CPU of the round's ClientApp processes
+    # aggregator
+    selected: tuple[int, ...] | None = None
+    weights: Mapping[str, float] | None = None
+    update_bytes: Mapping[str, int] | None = None
+    aggregate_bytes: int | None = None
+    plain_parts: int | None = None
+    round_wall_s: float | None = None
+    flower_round_wall_s: float | None = None  # includes Flower's polling: never compared with local runs
+    holds_secret_key: bool | None = None
+
+    @property
+    def trained(self) -> bool:
+        """A client that trained this round (not one only receiving the aggregate)."""
+        return self.role == "client" and "train" in self.phases
+
+
+@_register("round")
+@dataclass(frozen=True, kw_only=True)
+class RoundRecord(Record):
+    """A completed round: the global model's quality and the decryption error against plaintext FedAvg."""
+
+    config: str
+    round: int
+    accuracy: float | None = None
+    loss: float | None = None
+    max_abs_error: float | None = None
+    mean_abs_error: float | None = None
+
+
+@_register("flower_run")
+@dataclass(frozen=True, kw_only=True)
+class FlowerRunRecord(Record):
+    """The close of one configuration's Flower run."""
+
+    config: str
+    holds_secret_key: bool | None = None
+    runtime: str | None = None
+
+
+@_register("hub_note")
+@dataclass(frozen=True, kw_only=True)
+class HubNoteRecord(Record):
+    """Something the Flower hub noticed and carried on from."""
+
+    config: str
+    problem: str
+    runtime: str | None = None
+
+
+# --- attacks and library benchmarks -------------------------------------------------------------
+
+
+@_register("attack")
+@dataclass(frozen=True, kw_only=True)
+class AttackRecord(Record):
+    """One gradient-inversion attack on one victim batch and model seed."""
+
+    plan: str
+    attack: str
+    view: str  # raw, he, selective: what the aggregator saw
+    image: int
+    seed: int
+    visible_fraction: float | None = None
+    encrypted_fraction: float | None = None
+    prior_only: bool | None = None
+    grad_loss: float | None = None
+    restart_losses: tuple[float, ...] | None = None
+    diverged_restarts: int | None = None
+    label_accuracy: float | None = None
+    mse: float | None = None
+    psnr: float | None = None
+    ssim: float | None = None
+    uqi: float | None = None
+    vifp: float | None = None
+    msssim: float | None = None
+    msssim_upscaled: float | None = None
+
+
+@_register("attack_summary")
+@dataclass(frozen=True, kw_only=True)
+class AttackSummaryRecord(Record):
+    """One attack plan's scores over its victims (mean, std, min, max per metric)."""
+
+    plan: str
+    attack: str
+    view: str
+    mask: str | None = None
+    ratio: float
+    model: str
+    batch_size: int
+    images: int
+    seeds: int
+    restarts: int
+    dry_run: bool = False
+    grid: str | None = None  # PNG of originals and reconstructions
+    scores: Mapping[str, Any]
+
+
+@_register("library_benchmark")
+@dataclass(frozen=True, kw_only=True)
+class LibraryBenchmarkRecord(Record):
+    """One adapter at one vector size from ``compare libraries``."""
+
+    result: Mapping[str, Any]
