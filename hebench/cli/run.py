@@ -46,7 +46,7 @@ def summary_tables(rows: list[SummaryRow]) -> list[Table]:
         for col in cols:
             table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
-        cw, aw = (r.engine_wall_s if r.mode == "offload" else r.client_wall_s), r.aggregator_wall_s
+        cw, aw = (r.engine_wall_s if r.uses_engines else r.client_wall_s), r.aggregator_wall_s
         costs.add_row(
             r.config,
             f"{_fmt(r.client_cpu_s_per_round, '.2f', 's')} {_fmt(r.cpu_overhead_vs_raw, '.1f', '×')}",
@@ -57,7 +57,7 @@ def summary_tables(rows: list[SummaryRow]) -> list[Table]:
         )
         quality.add_row(r.config, _fmt(r.accuracy, ".3f"), _fmt(r.loss, ".3f"), _fmt(r.max_abs_error, ".1e"))
     tables = [costs, quality]
-    offload = [r for r in rows if r.mode == "offload"]
+    offload = [r for r in rows if r.uses_engines]
     if offload:
         tables.append(_offload_table(offload))
     return tables

@@ -16,6 +16,7 @@ from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.net.transport import Channel, Message, accept, connect, listen
+from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
 from hebench.selective.split import PLAIN, parts_of
 
 Update = tuple[dict[str, Any], tuple[bytes, ...]]
@@ -103,8 +104,9 @@ class Aggregator:
             ch.send(Message("map_sum", {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}, blobs))
         for ch in self.channels.values():
             ch.recv("ack")
+        label = self.ctx.config.label
         self.records.put(
-            {"kind": "mask_agreement", "role": "aggregator", **self._traffic_since(before), **self.meter.take()}
+            MaskAgreementRecord(config=label, role="aggregator", **self._traffic_since(before), **self.meter.measured())
         )
 
     def round(self, r: int) -> None:
@@ -128,20 +130,20 @@ class Aggregator:
             for ch in self.channels.values():
                 ch.recv("ack")
         self.records.put(
-            {
-                "kind": "party_round",
-                "role": "aggregator",
-                "round": r,
-                "epoch": epoch,
-                "selected": chosen,
-                "weights": wire_weights,
+            PartyRoundRecord(
+                config=self.ctx.config.label,
+                role="aggregator",
+                round=r,
+                epoch=epoch,
+                selected=tuple(chosen),
+                weights=wire_weights,
                 **self._traffic_since(before),
-                "update_bytes": {str(i): sum(len(p) for p in updates[i][1]) for i in chosen},
-                "aggregate_bytes": sum(len(b) for b in blobs),
-                "plain_parts": plain_parts,
-                "round_wall_s": time.perf_counter() - started,
-                **self.meter.take(),
-            }
+                update_bytes={str(i): sum(len(p) for p in updates[i][1]) for i in chosen},
+                aggregate_bytes=sum(len(b) for b in blobs),
+                plain_parts=plain_parts,
+                round_wall_s=time.perf_counter() - started,
+                **self.meter.measured(),
+            )
         )
 
 
@@ -163,7 +165,7 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
     listener.close()
     agg = Aggregator(ctx, ka, channels, records)
     agg.adapter_for(ctx.start_round)  # the first key generation is set-up, not part of round 0
-    records.put({"kind": "party_setup", "role": "aggregator", **agg.meter.take()})
+    records.put(PartySetupRecord(config=ctx.config.label, role="aggregator", **agg.meter.measured()))
     if ctx.config.selective is not None and ctx.config.selective.needs_agreement:
         agg.agree_mask()
     for r in range(ctx.start_round, ctx.suite.training.rounds):

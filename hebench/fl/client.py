@@ -19,6 +19,7 @@ from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
 from hebench.modes.spec import resolve
 from hebench.net.transport import Message
+from hebench.results.records import MaskAgreementRecord, PartySetupRecord
 from hebench.selective.split import join, split
 
 
@@ -52,19 +53,19 @@ class Client:
         self.mask = self.local.agree(opened.encrypted)
         self.link.channel.send(Message("ack", {"round": -1}))
         sent, received = self._traffic()
-        record = {
-            "kind": "mask_agreement",
-            "role": "client",
-            "client": self.index,
-            "encrypted_fraction": float(self.mask.mean()),
-            "mask_sha256": self.local.mask_digest(self.mask),
-            "bytes_sent": sent - before[0],
-            "bytes_received": received - before[1],
-            **self.meter.take(),
-        }
-        if opened.engine is not None:
-            record["engine"] = opened.engine
-        self.records.put(record)
+        self.records.put(
+            MaskAgreementRecord(
+                config=self.ctx.config.label,
+                role="client",
+                client=self.index,
+                engine=opened.engine,
+                encrypted_fraction=float(self.mask.mean()),
+                mask_sha256=self.local.mask_digest(self.mask),
+                bytes_sent=sent - before[0],
+                bytes_received=received - before[1],
+                **self.meter.measured(),
+            )
+        )
 
     def round(self, msg: Message) -> None:
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
@@ -98,5 +99,5 @@ def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:
     local = LocalModel(ctx, records)
     link = resolve(ctx.config.spec.local_link)(ctx, wiring, local.samples, setup)
     client = Client(ctx, local, link, PhaseMeter(), records)
-    records.put({"kind": "party_setup", "role": "client", "client": ctx.client_index, **setup.take()})
+    records.put(PartySetupRecord(config=ctx.config.label, role="client", client=ctx.client_index, **setup.measured()))
     client.serve()

@@ -22,6 +22,7 @@ from hebench.modes import KeyHolders
 from hebench.net.certs import TLSFiles
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message, accept, listen
+from hebench.results.records import SecurityNoteRecord
 
 
 def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: str | None) -> list[Channel]:
@@ -46,7 +47,8 @@ def admit(listener: Listener, door: str, count: int, ctx: PartyContext, records:
         try:
             admitted.append(accept(listener, f"a party at the {door} door", ctx.timeout_s))
         except PartyError as err:
-            records.put({"kind": "security_note", "role": "key_authority", "door": door, "problem": err.problem})
+            label = ctx.config.label
+            records.put(SecurityNoteRecord(config=label, role="key_authority", door=door, problem=err.problem))
     return admitted
 
 

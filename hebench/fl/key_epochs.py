@@ -14,6 +14,7 @@ from hebench.crypto import create_adapter
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.net.transport import Channel, Message
+from hebench.results.records import KeygenRecord
 
 
 class EpochKeys:
@@ -41,17 +42,16 @@ class EpochKeys:
         with meter.phase("distribute"):
             for holder in self.pushed:
                 holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
-        record = {
-            "kind": "keygen",
-            "role": "key_authority",
-            "epoch": epoch,
-            "key_id": adapter.key_id,
-            "info": adapter.info().__dict__,
-            "key_bytes": {"secret_set": len(secret), "public_set": len(public)},
-            "holders": self.holders,
-            **meter.take(),
-        }
-        if self.runtime:
-            record["runtime"] = self.runtime
-        self.records.put(record)
+        self.records.put(
+            KeygenRecord(
+                config=self.ctx.config.label,
+                epoch=epoch,
+                key_id=adapter.key_id,
+                info=adapter.info().__dict__,
+                key_bytes={"secret_set": len(secret), "public_set": len(public)},
+                holders=self.holders,
+                runtime=self.runtime,
+                **meter.measured(),
+            )
+        )
         return secret, public

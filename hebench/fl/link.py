@@ -22,6 +22,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message, connect
+from hebench.results.fields import EngineReport
 from hebench.selective.split import PLAIN, parts_of
 
 
@@ -32,7 +33,7 @@ class Opened:
     encrypted: np.ndarray
     plain: np.ndarray
     weights: dict[str, float]
-    engine: dict[str, Any] | None = None  # the engine's measurements for this round (offload)
+    engine: EngineReport | None = None  # the engine's measurements for this round (offload)
 
 
 class Link(ABC):

@@ -15,11 +15,13 @@ import numpy as np
 import torch
 
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, safe_label
+from hebench.fl.party import PartyContext
 from hebench.fl.training import evaluate, make_optimizer, train_locally
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
 from hebench.net.transport import Channel, Message
+from hebench.results.records import PartyRoundRecord
+from hebench.results.run_folder import RunFolder
 from hebench.selective.agreement import client_map, mask_from
 
 
@@ -31,7 +33,8 @@ class LocalModel:
         self.model = build_model(ctx.suite.model.name, ctx.input_shape, ctx.num_classes, ctx.suite.model.hidden)
         if ctx.initial is not None:
             load_vector(self.model, ctx.initial)
-        self.checkpoints = ctx.run_dir / "checkpoints" / safe_label(ctx.config.label)
+        self.folder = RunFolder(ctx.run_dir)
+        self.checkpoints = self.folder.checkpoints(ctx.config.label)
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -66,9 +69,7 @@ class LocalModel:
     def _saved(self, mask: np.ndarray) -> np.ndarray:
         """The evaluating client keeps the agreed mask with the run (attacks and reports read it)."""
         if self.ctx.client_index == 0:
-            folder = self.ctx.run_dir / "masks"
-            folder.mkdir(parents=True, exist_ok=True)
-            np.save(folder / f"{safe_label(self.ctx.config.label)}.npy", mask)
+            np.save(self.folder.ensure(self.folder.mask(self.ctx.config.label)), mask)
         return mask
 
     @property
@@ -101,17 +102,17 @@ class LocalModel:
             report.update(self.apply(r, vector, weights))
         channel.send(Message("ack", {"round": r}))
         self.records.put(
-            {
-                "kind": "party_round",
-                "role": "client",
-                "client": self.ctx.client_index,
-                "round": r,
-                "affinity": sorted(os.sched_getaffinity(0)),
-                "bytes_sent": channel.bytes_sent - before[0],
-                "bytes_received": channel.bytes_received - before[1],
+            PartyRoundRecord(
+                config=self.ctx.config.label,
+                role="client",
+                client=self.ctx.client_index,
+                round=r,
+                affinity=tuple(sorted(os.sched_getaffinity(0))),
+                bytes_sent=channel.bytes_sent - before[0],
+                bytes_received=channel.bytes_received - before[1],
                 **report,
-                **meter.take(),
-            }
+                **meter.measured(),
+            )
         )
 
     def apply(self, round_index: int, vector: np.ndarray, weights: dict[str, float]) -> dict[str, float]:

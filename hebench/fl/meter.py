@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from hebench.measure.cycles import open_cycle_counter
+from hebench.results.fields import Phases
 
 
 class PhaseMeter:
@@ -31,6 +32,11 @@ class PhaseMeter:
             entry["cpu_s"] += time.process_time() - p0
             if self._counter:
                 entry["cycles"] += self._counter.read() - c0
+
+    def measured(self) -> dict[str, Any]:
+        """``take()`` as the typed fields of a measured record (``phases``, ``peak_rss_bytes``, ``cycles_source``)."""
+        taken = self.take()
+        return {**taken, "phases": Phases.from_json(taken["phases"])}
 
     def take(self) -> dict[str, Any]:
         phases = {k: {**v, "cycles": v["cycles"] if self._counter else None} for k, v in self._phases.items()}

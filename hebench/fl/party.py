@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hebench.errors import HebenchError
+from hebench.results.run_folder import RunFolder
 from hebench.suite import Configuration, Suite
 
 if TYPE_CHECKING:  # only clients hold data, and only they load torch
@@ -83,13 +84,7 @@ class PartyContext:
     def transcript(self, role: str) -> Path | None:
         if not self.suite.measure.transcripts:
             return None
-        folder = self.run_dir / "transcripts" / safe_label(self.config.label)
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder / f"{role}.bin"
-
-
-def safe_label(label: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
+        return RunFolder(self.run_dir).ensure(RunFolder(self.run_dir).transcript(self.config.label, role))
 
 
 def party_main(

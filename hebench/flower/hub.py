@@ -19,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from hebench.errors import HebenchError, PartyError
+from hebench.errors import HebenchError, PartyError, RecordError
 from hebench.fl.key_authority import dial_engines
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
 from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message
+from hebench.results.records import HubNoteRecord, record_from_json
 
 RUNTIME = "flower"
 CLIENT_RECORDS = ("party_round", "party_setup", "mask_agreement", "party_error")
@@ -61,7 +62,7 @@ class Hub:
         try:
             channel = admit(raw, self.tls, credential, f"a party at the {door} door", self.ctx.timeout_s)
         except HebenchError as err:  # a peer without the door's credential: refused, nothing sent
-            self.records.put({"kind": "hub_note", "problem": err.problem})
+            self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=RUNTIME))
             return
         try:
             hello = channel.recv("hello")
@@ -70,7 +71,7 @@ class Hub:
                 self._answer(channel, door, msg)
         except HebenchError as err:
             if door == "server" or "closed the connection" not in err.problem:
-                self.records.put({"kind": "hub_note", "problem": err.problem})
+                self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=RUNTIME))
             channel.tell_error("hub", err)
         finally:
             channel.close()
@@ -91,7 +92,14 @@ class Hub:
             allowed = SERVER_RECORDS if door == "server" else CLIENT_RECORDS
             if msg.meta.get("kind") not in allowed:
                 raise PartyError(f"record kind '{msg.meta.get('kind')}' is not accepted here", "same hebench?")
-            self.records.put({**msg.meta, "runtime": RUNTIME})
+            fields = {**msg.meta, "config": self.ctx.config.label, "runtime": RUNTIME}
+            if msg.meta.get("kind") == "party_error":  # the runner's own message, not a record
+                self.records.put(fields)
+                return
+            try:
+                self.records.put(record_from_json(fields, strict=True))
+            except RecordError as err:
+                raise PartyError(f"a malformed record from {channel.peer}: {err.problem}", "same hebench?") from None
         elif msg.kind in ("oracle_update", "oracle_aggregate"):
             self.records.put({**msg.meta, "kind": msg.kind, "vector": np.frombuffer(msg.parts[0], dtype="<f4")})
         else:

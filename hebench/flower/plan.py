@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.errors import PartyError
-from hebench.fl.party import safe_label
+from hebench.results.run_folder import RunFolder
 from hebench.suite import Configuration, Suite
 
 PLAN_KEY = "hebench-plan"
@@ -42,7 +42,7 @@ class FlowerPlan:
         """Where a party appends what it received, with ``measure.transcripts`` (security scans)."""
         if not self.suite.measure.transcripts:
             return None
-        folder = Path(self.run_dir) / "transcripts" / safe_label(self.config.label)
+        folder = RunFolder(Path(self.run_dir)).transcripts(self.config.label)
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{role}.bin"
 

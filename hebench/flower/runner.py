@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from hebench.errors import PartyError
-from hebench.fl.party import Credentials, PartyContext, party_main, safe_label
+from hebench.fl.party import Credentials, PartyContext, party_main
 from hebench.flower.app_files import write_app, write_run_config
 from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
 from hebench.flower.hub import HubSettings, run_hub
 from hebench.flower.plan import FlowerPlan
+from hebench.results.records import FlowerRunRecord, Record
+from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started
 from hebench.suite import Suite
 
@@ -75,7 +77,7 @@ class FlowerRuntime:
         engines = any(c.spec.needs_engines for c in suite.configurations)
         note("flower: starting a loopback federation")
         local = start_local_federation(
-            run_dir.resolve() / "flower-federation", suite.data.clients, tls=True, engines=engines
+            RunFolder(run_dir).flower_federation, suite.data.clients, tls=True, engines=engines
         )
         self.federation = local.federation
         try:
@@ -154,11 +156,11 @@ class FlowerRuntime:
                 str(run.run_dir.resolve()),
                 hub_ca,
             )
-            app = write_app(run.run_dir / "flower-app")
+            folder = RunFolder(run.run_dir)
+            app = write_app(folder.flower_app)
             assert creds.public is not None
-            overrides = write_run_config(app / f"run-config-{safe_label(config.label)}.toml", plan, creds.public)
-            log = run.run_dir / "flower-logs" / f"{safe_label(config.label)}.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
+            overrides = write_run_config(folder.flower_run_config(config.label), plan, creds.public)
+            log = folder.ensure(folder.flower_log(config.label))
             with log.open("ab") as out:
                 argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
                 popen = subprocess.Popen(
@@ -181,9 +183,7 @@ def _describe_exit(name: str, code: int) -> tuple[str, str]:
     )
 
 
-def _finish(
-    flwr: FlowerProcess, records: Any, write: Callable[[dict[str, Any]], None], label: str, timeout_s: float
-) -> None:
+def _finish(flwr: FlowerProcess, records: Any, write: Callable[[Record], Any], label: str, timeout_s: float) -> None:
     """After the last round: the server's closing record, then ``flwr run`` ends."""
     deadline = time.monotonic() + timeout_s
     closed = False
@@ -194,9 +194,11 @@ def _finish(
             if flwr.popen.poll() is not None:
                 break
             continue
-        if rec.get("kind") == "party_error":
-            raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "see the Flower logs")
-        closed = rec.get("kind") == "flower_run"
+        if not isinstance(rec, Record):
+            if rec.get("kind") == "party_error":
+                raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "see the Flower logs")
+            continue  # an oracle copy after the last round
+        closed = isinstance(rec, FlowerRunRecord)
         write(rec)
     if not closed:
         raise PartyError(f"the Flower run of '{label}' did not close cleanly: {tail(flwr.log)}", f"see {flwr.log}")

@@ -56,7 +56,7 @@ class HEFedAvg(FedAvg):
             min_available_nodes=clients,
         )
         self.plan, self.hub = plan, hub
-        self.stype = PLAIN_STYPE if plan.config.mode == "raw" else CIPHER_STYPE
+        self.stype = CIPHER_STYPE if plan.config.spec.encrypts else PLAIN_STYPE
         self.meter = PhaseMeter()
         self._adapters: dict[int, HEAdapter] = {}
         self._aggregate: dict[str, Any] = {}  # the current aggregate's epoch, weights and digest
@@ -71,14 +71,14 @@ class HEFedAvg(FedAvg):
         if epoch not in self._adapters:
             with self.meter.phase("keys"):
                 adapter = self.hub.adapter(epoch, secret=False)
-            if adapter.has_secret_key and self.plan.config.mode != "raw":
+            if adapter.has_secret_key and self.plan.config.spec.encrypts:
                 raise PartyError("the server was handed a secret key", "the hub must send the server public keys only")
             self._adapters = {epoch: adapter}  # an older epoch is never needed again
         return self._adapters[epoch]
 
     @property
     def holds_secret_key(self) -> bool:
-        return self.plan.config.mode != "raw" and any(a.has_secret_key for a in self._adapters.values())
+        return self.plan.config.spec.encrypts and any(a.has_secret_key for a in self._adapters.values())
 
     # --- selective mask agreement -------------------------------------------------------
 

@@ -7,14 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hebench.fl.party import safe_label
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize
+from hebench.modes import AttackerView
 from hebench.results import ResultWriter
+from hebench.results.run_folder import safe_label
 from hebench.suite import Configuration, SelectiveSpec, Suite
 
 
 def view_of(config: Configuration) -> tuple[str, SelectiveSpec | None]:
-    if config.mode == "raw":
+    if config.spec.attacker_view is AttackerView.FULL_UPDATE:
         return "raw", None
     if config.selective is not None:
         return "selective", config.selective

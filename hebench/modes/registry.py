@@ -58,3 +58,8 @@ def get_mode(name: str) -> ModeSpec:
         return _MODES[name]
     except KeyError:
         raise ParameterError(f"unknown mode '{name}'", f"choose one of {', '.join(_MODES)}") from None
+
+
+def find_mode(name: str | None) -> ModeSpec | None:
+    """The spec of a mode named in stored records, or None for one this hebench does not know."""
+    return _MODES.get(name or "")

@@ -18,6 +18,7 @@ from hebench.fl.party import PartyContext, Wiring
 from hebench.net.certs import TLSFiles
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
+from hebench.results.fields import EngineReport
 from hebench.selective.split import PLAIN
 
 
@@ -54,7 +55,7 @@ class EngineLink(Link):
             encrypted = np.frombuffer(msg.parts[0], dtype="<f4")
             plain = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in msg.parts[1:]]
         clear = np.concatenate(plain) if plain else np.empty(0, np.float32)
-        return Opened(encrypted, clear, msg.meta.get("weights", {}), msg.meta["engine"])
+        return Opened(encrypted, clear, msg.meta.get("weights", {}), EngineReport.from_json(msg.meta["engine"]))
 
 
 def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:

@@ -17,8 +17,8 @@ def advise(
     rows: Sequence[SummaryRow], libraries: Sequence[Mapping[str, Any]], attacks: Sequence[AttackSummaryRecord]
 ) -> list[str]:
     out: list[str] = []
-    he = [r for r in rows if r.mode != "raw" and r.upload_bytes_per_client_round]
-    raw = next((r for r in rows if r.mode == "raw"), None)
+    he = [r for r in rows if not r.is_baseline and r.upload_bytes_per_client_round]
+    raw = next((r for r in rows if r.is_baseline), None)
     if he:
         small = min(he, key=lambda r: r.upload_bytes_per_client_round or 0.0)
         out.append(
@@ -33,7 +33,7 @@ def advise(
                 + (f" ({cheap.cpu_overhead_vs_raw:.2f}× raw)." if cheap.cpu_overhead_vs_raw else ".")
             )
     for r in rows:
-        if r.mode == "offload" and r.host_cpu_saved_vs_host_he is not None:
+        if r.uses_engines and r.host_cpu_saved_vs_host_he is not None:
             time_ratio, saved = r.round_time_vs_host_he, r.host_cpu_saved_vs_host_he
             out.append(
                 f"Offload ({r.config}) {'saves' if saved >= 0 else 'adds'} {abs(100 * saved):.0f} % host CPU "
@@ -45,7 +45,7 @@ def advise(
                     else "."
                 )
             )
-    errors = [r for r in rows if r.mode != "raw" and r.max_abs_error is not None]
+    errors = [r for r in rows if not r.is_baseline and r.max_abs_error is not None]
     if errors and raw is not None and raw.accuracy is not None:
         base = raw.accuracy
         worst = max(errors, key=lambda r: abs((r.accuracy or 0) - base))

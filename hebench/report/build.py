@@ -129,7 +129,7 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         )
         if m
     ]
-    section["offload"] = [r for r in rows if r.mode == "offload"]
+    section["offload"] = [r for r in rows if r.uses_engines]
     return section
 
 
@@ -220,11 +220,11 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
     for s in sources:
         for r in s.rows:
             sel, upload = r.selective, r.upload_bytes_per_client_round
-            if r.mode == "raw" and upload is not None:
+            if r.is_baseline and upload is not None:
                 costs[0.0] = upload
             elif sel and sel.get("mask") == "sensitivity" and upload:
                 costs[float(sel["ratio"])] = upload
-            elif not sel and r.selective_known and r.mode == "host-he" and upload:
+            elif not sel and r.selective_known and r.clients_hold_keys and upload:
                 costs.setdefault(1.0, upload)
     fig = figs.add("privacy-frontier", F.frontier(frontier, costs or None), size=(9, 3.4)) if frontier else None
     return {

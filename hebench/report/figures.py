@@ -62,7 +62,7 @@ def phase_bars(rows: Sequence[SummaryRow]) -> Callable[[Figure], None]:
                 source = (
                     r.aggregator_wall_s
                     if phase == "aggregate"
-                    else (r.engine_wall_s if r.mode == "offload" and phase in r.engine_wall_s else r.client_wall_s)
+                    else (r.engine_wall_s if r.uses_engines and phase in r.engine_wall_s else r.client_wall_s)
                 )
                 values.append(source.get(phase) or 0.0)
             if any(values):

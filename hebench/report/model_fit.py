@@ -19,9 +19,9 @@ from hebench.results.summary import SummaryRow
 
 def features(row: SummaryRow) -> dict[str, float]:
     out: dict[str, float] = {}
-    if row.mode != "raw":
+    if not row.is_baseline:
         out[f"HE encrypt ({row.adapter}) × encrypted fraction"] = row.encrypted_fraction
-    if row.mode == "offload":
+    if row.uses_engines:
         out["offload engine"] = 1.0
     if row.packing == "per-layer":
         out["per-layer packing"] = 1.0
@@ -30,8 +30,8 @@ def features(row: SummaryRow) -> dict[str, float]:
 
 def fit(rows: Sequence[SummaryRow], metric: str) -> dict[str, Any] | None:
     """The model for one metric (a SummaryRow field); None without a raw row and two others to fit."""
-    raw = next((r for r in rows if r.mode == "raw" and getattr(r, metric)), None)
-    usable = [r for r in rows if getattr(r, metric) and r.mode != "raw"]
+    raw = next((r for r in rows if r.is_baseline and getattr(r, metric)), None)
+    usable = [r for r in rows if getattr(r, metric) and not r.is_baseline]
     if raw is None or len(usable) < 2:
         return None
     feats = [features(r) for r in usable]

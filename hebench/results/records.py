@@ -36,6 +36,7 @@ __all__ = [
     "Record",
     "RoundRecord",
     "RunRecord",
+    "SecurityNoteRecord",
     "kinds",
     "record_class",
     "record_from_json",
@@ -247,6 +248,17 @@ class HubNoteRecord(Record):
     config: str
     problem: str
     runtime: str | None = None
+
+
+@_register("security_note")
+@dataclass(frozen=True, kw_only=True)
+class SecurityNoteRecord(Record):
+    """A peer refused at a door it holds no credential for (e.g. the aggregator at the key holders' door)."""
+
+    config: str
+    role: str  # the party that refused it
+    door: str
+    problem: str
 
 
 # --- attacks and library benchmarks -------------------------------------------------------------

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hebench.modes import KeyHolders, find_mode
 from hebench.results.records import ConfigurationRecord, KeygenRecord, PartyRoundRecord, Record, RoundRecord
 
 PHASES = ("train", "encrypt", "serialize", "send", "wait", "deserialize", "decrypt", "evaluate")
@@ -74,10 +75,26 @@ class SummaryRow:
     projected_engine_s: Projection | None = None  # offload, with a calibration
 
     @property
+    def is_baseline(self) -> bool:
+        """The plaintext row every ratio is taken against (raw)."""
+        return _is_baseline(self.mode)
+
+    @property
+    def uses_engines(self) -> bool:
+        """Engines, not the client host, hold the keys (offload): compared with its host-he twin."""
+        spec = find_mode(self.mode)
+        return spec is not None and spec.key_holders is KeyHolders.ENGINES
+
+    @property
+    def clients_hold_keys(self) -> bool:
+        spec = find_mode(self.mode)
+        return spec is not None and spec.key_holders is KeyHolders.CLIENTS
+
+    @property
     def encrypted_fraction(self) -> float:
         """The fraction of parameters encrypted: 0 raw, the mask ratio selective (1 for a layer mask's share
         is unknown here), else 1."""
-        if self.mode == "raw":
+        if self.is_baseline:
             return 0.0
         sel = self.selective
         if sel and sel.get("mask") != "layers" and sel.get("ratio") is not None:
@@ -93,6 +110,11 @@ class SummaryRow:
         if self.projected_engine_s is not None:
             out["projected_engine_s"] = self.projected_engine_s.__dict__
         return out
+
+
+def _is_baseline(mode: str) -> bool:
+    spec = find_mode(mode)
+    return spec is not None and spec.plain_adapter
 
 
 def _canonical(value: Any) -> Any:
@@ -154,7 +176,8 @@ def _row(
     last = done[max(done)] if done else None
     trained = [c for c in clients if c.trained]
     cpu = [c.phases.cpu_s(exclude=IDLE) for c in trained]
-    offload = conf.mode == "offload"
+    spec = find_mode(conf.mode)
+    offload = spec is not None and spec.key_holders is KeyHolders.ENGINES
     flower = conf.runtime == "flower"  # the host itself sends the engine's ciphertext through Flower
     uploads = [c.engine.aggregator_bytes_sent if offload and not flower and c.engine else c.bytes_sent for c in trained]
     host_engine = [c.host_engine_bytes if flower else c.bytes_sent + c.bytes_received for c in trained]
@@ -195,7 +218,7 @@ def _row(
 def _with_selective(
     row: SummaryRow, conf: ConfigurationRecord, specs: Mapping[str, Mapping[str, Any] | None]
 ) -> SummaryRow:
-    if conf.selective_recorded or conf.mode == "raw":
+    if conf.selective_recorded or _is_baseline(conf.mode):
         return row
     if row.config in specs:
         return replace(row, selective=specs[row.config])
@@ -204,7 +227,7 @@ def _with_selective(
 
 def _compared(rows: list[SummaryRow], calibration: Mapping[str, Any] | None) -> list[SummaryRow]:
     """Rows with their ratios to raw and, for offload, to their host-he twin."""
-    raw = next((r for r in rows if r.mode == "raw"), None)
+    raw = next((r for r in rows if r.is_baseline), None)
     out = []
     for row in rows:
         extra: dict[str, Any] = {
@@ -212,7 +235,7 @@ def _compared(rows: list[SummaryRow], calibration: Mapping[str, Any] | None) -> 
             "bytes_overhead_vs_raw": _ratio(row, raw, "upload_bytes_per_client_round"),
             "round_time_vs_raw": _ratio(row, raw, "round_wall_s"),
         }
-        if row.mode == "offload":
+        if row.uses_engines:
             twin = host_he_twin(row, rows)
             saved = _ratio(row, twin, "client_cpu_s_per_round")
             extra.update(
@@ -227,7 +250,7 @@ def _compared(rows: list[SummaryRow], calibration: Mapping[str, Any] | None) -> 
 
 def host_he_twin(row: SummaryRow, rows: Iterable[SummaryRow]) -> SummaryRow | None:
     """The host-he row with the same runtime, adapter, parameters, packing and selective settings."""
-    return next((r for r in rows if r.mode == "host-he" and r.twin_key() == row.twin_key()), None)
+    return next((r for r in rows if r.clients_hold_keys and r.twin_key() == row.twin_key()), None)
 
 
 def project(calibration: Mapping[str, Any], adapter: str, values: int) -> Projection | None:

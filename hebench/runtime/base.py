@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hebench.data.federated import FederatedData
+from hebench.results.records import Record
 from hebench.suite import Configuration, Suite
 
 
@@ -52,7 +53,7 @@ class Started:
     parties: dict[str, Supervised] = field(default_factory=dict)
     stop: Callable[[], None] = lambda: None
     # after the last round: the runtime's closing records (Flower's server summary), written by ``write``
-    finish: Callable[[Callable[[dict[str, Any]], None]], None] = lambda write: None
+    finish: Callable[[Callable[[Record], Any]], None] = lambda write: None
     describe_exit: Callable[[str, int], tuple[str, str]] | None = None  # a party's death, in words
     expected_setup: frozenset[str] = frozenset()  # parties that must report set-up ("aggregator", "client-0", …)
 

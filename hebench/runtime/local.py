@@ -19,11 +19,12 @@ from hebench.errors import PartyError
 from hebench.fl.aggregator import run_aggregator
 from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
-from hebench.fl.party import Credentials, PartyContext, Wiring, party_main, safe_label
+from hebench.fl.party import Credentials, PartyContext, Wiring, party_main
 from hebench.modes import KeyHolders
 from hebench.net.certs import TLSFiles, make_certificates
 from hebench.offload.engine import EngineConfig, local_engine_main
 from hebench.offload.placement import place
+from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.suite import Suite
 
@@ -131,7 +132,7 @@ class LocalRuntime:
         placement = place(spec)
         tls_dir = spec.tls_dir
         if spec.tls and not tls_dir:
-            tls_dir = str(run.run_dir / "certs")
+            tls_dir = str(RunFolder(run.run_dir).certs)
             make_certificates(Path(tls_dir), hosts=suite.data.clients)
         endpoints = []
         for i in range(suite.data.clients):
@@ -142,7 +143,7 @@ class LocalRuntime:
             )
             transcripts = None
             if suite.measure.transcripts:
-                transcripts = str(run.run_dir / "transcripts" / safe_label(run.config.label) / f"engine-{i}")
+                transcripts = str(RunFolder(run.run_dir).transcripts(run.config.label) / f"engine-{i}")
             engine_config = EngineConfig(
                 tls=tls,
                 authkey=None if tls else creds.engine,

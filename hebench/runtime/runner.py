@@ -23,16 +23,14 @@ import yaml
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import PartyError
-from hebench.fl.party import safe_label
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
-from hebench.results.records import AttackSummaryRecord, RoundRecord
+from hebench.results.records import AttackSummaryRecord, PartyRoundRecord, PartySetupRecord, Record, RoundRecord
+from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
 from hebench.runtime.local import LocalRuntime
 from hebench.suite import Configuration, Suite
-
-RESULTS_FILE = "results.jsonl"
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ class RunEvent:
 
 def completed_rounds(run_dir: Path) -> dict[str, int]:
     """Configuration label → number of rounds already completed on disk."""
-    path = run_dir / RESULTS_FILE
+    path = RunFolder(run_dir).results
     if not path.exists():
         return {}
     done: dict[str, set[int]] = {}
@@ -72,6 +70,7 @@ class Runner:
     ) -> None:
         self.suite = suite
         self.run_dir = run_dir
+        self.folder = RunFolder(run_dir)
         self.on_event = on_event or (lambda event: None)
         self.runtime: Runtime = runtime or LocalRuntime()
 
@@ -87,14 +86,14 @@ class Runner:
 
     def _run(self, resume: bool) -> Path:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        results = self.run_dir / RESULTS_FILE
+        results = self.folder.results
         if results.exists() and not resume:
             raise PartyError(
                 f"{results} already holds results",
                 "pass --resume to continue that run, or --out to a new folder",
             )
         done = completed_rounds(self.run_dir) if resume else {}
-        (self.run_dir / "suite.yaml").write_text(yaml.safe_dump(self.suite.model_dump(mode="json"), sort_keys=False))
+        self.folder.suite.write_text(yaml.safe_dump(self.suite.model_dump(mode="json"), sort_keys=False))
         data = load_federated(self.suite.data, self.suite.seed)
         with ResultWriter(results) as writer:
             writer.write(
@@ -122,17 +121,17 @@ class Runner:
 
         plans = plans_for(self.suite)
         if resume:
-            summaries = read_records(self.run_dir / RESULTS_FILE, kind=AttackSummaryRecord).of(AttackSummaryRecord)
+            summaries = read_records(self.folder.results, kind=AttackSummaryRecord).of(AttackSummaryRecord)
             finished = {r.plan for r in summaries}
             plans = [p for p in plans if p.name not in finished]
         for plan in plans:
             self.on_event(RunEvent(f"attack {plan.name}", None))
-            run_campaign([plan], writer, self.run_dir / "attacks")
+            run_campaign([plan], writer, self.folder.attacks)
 
     def _initial(self, config: Configuration, start: int) -> np.ndarray | None:
         if start == 0:
             return None
-        path = self.run_dir / "checkpoints" / safe_label(config.label) / f"round-{start - 1}.npy"
+        path = self.folder.checkpoint(config.label, start - 1)
         if not path.exists():
             raise PartyError(f"cannot resume '{config.label}': checkpoint {path} is missing", "rerun without --resume")
         return np.load(path)
@@ -161,7 +160,7 @@ class Runner:
         started = self.runtime.start(run, self._control_recv)
         try:
             self._collect(config, start, started, writer)
-            started.finish(lambda rec: writer.write(rec.pop("kind"), {"config": config.label, **rec}))
+            started.finish(writer.write)
         finally:
             started.stop()
 
@@ -210,11 +209,12 @@ class Runner:
                 self._check_alive(started)
                 now = time.monotonic()
                 if awaiting_setup and now > setup_deadline:
-                    clients = {n for n in awaiting_setup if n.startswith("client-")}
-                    waiting = f" (the {', '.join(sorted(awaiting_setup - clients))} waits for them)" if clients else ""
+                    late = {n for n in awaiting_setup if n.startswith("client-")}
+                    others = awaiting_setup - late
+                    waiting = f" (the {', '.join(sorted(others))} waits for them)" if late and others else ""
                     raise PartyError(
-                        f"'{label}': {_names(clients or awaiting_setup)} did not finish set-up (connect, keys, data) "
-                        f"within {suite.measure.setup_timeout_s:.0f} s{waiting if awaiting_setup - clients else ''}",
+                        f"'{label}': {_names(late or awaiting_setup)} did not finish set-up (connect, keys, data) "
+                        f"within {suite.measure.setup_timeout_s:.0f} s{waiting}",
                         "check that party's log and the machine's load; raise measure.setup_timeout_s for slow hosts",
                     ) from None
                 if now > deadline:
@@ -226,34 +226,34 @@ class Runner:
                     ) from None
                 continue
             deadline = time.monotonic() + suite.measure.timeout_s
-            kind = rec.pop("kind")
-            if kind == "party_error":
-                raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
-            if kind == "party_setup":
-                awaiting_setup.discard(_party_name(rec))
-            if kind in ("keygen", "party_setup", "mask_agreement", "flower_run", "hub_note", "security_note"):
-                writer.write(kind, {"config": label, **rec})
-                continue
-            r = int(rec["round"])
-            state = pending.setdefault(
-                r, {"parties": 0, "updates": {}, "aggregate": None, "metrics": {}, "reported": set()}
-            )
-            if kind == "oracle_update":
-                state["updates"][rec["client"]] = rec["vector"]
-            elif kind == "oracle_aggregate":
-                state["aggregate"] = (rec["vector"], rec["weights"])
-            else:
-                writer.write("party_round", {"config": label, **rec})
+            if not isinstance(rec, Record):  # the runner's own messages: a failure, or an oracle copy
+                kind = rec["kind"]
+                if kind == "party_error":
+                    raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
+                state = pending.setdefault(int(rec["round"]), _round_state())
+                if kind == "oracle_update":
+                    state["updates"][rec["client"]] = rec["vector"]
+                else:  # oracle_aggregate
+                    state["aggregate"] = (rec["vector"], rec["weights"])
+            elif isinstance(rec, PartyRoundRecord):
+                writer.write(rec)
+                state = pending.setdefault(rec.round, _round_state())
                 state["parties"] += 1
                 state["reported"].add(_party_name(rec))
-                if rec.get("role") == "client" and rec.get("client") == 0:
-                    state["metrics"] = {k: rec[k] for k in ("accuracy", "loss") if k in rec}
+                if rec.role == "client" and rec.client == 0:
+                    state["metrics"] = {"accuracy": rec.accuracy, "loss": rec.loss}
+            else:
+                if isinstance(rec, PartySetupRecord):
+                    awaiting_setup.discard(_party_name(rec))
+                writer.write(rec)
+                continue
+            state = pending.get(round_index, _round_state())
             oracle_ready = not suite.measure.decryption_error or state["aggregate"] is not None
             while round_index in pending and pending[round_index]["parties"] == clients + 1 and oracle_ready:
                 state = pending.pop(round_index)
-                record = {"config": label, "round": round_index, **state["metrics"], **self._error(state)}
-                writer.write("round", record)
-                self.on_event(RunEvent(label, round_index, record))
+                record = RoundRecord(config=label, round=round_index, **state["metrics"], **self._error(state))
+                writer.write(record)
+                self.on_event(RunEvent(label, round_index, record.to_json()))
                 round_index += 1
                 state = pending.get(round_index, {"aggregate": None})
                 oracle_ready = not suite.measure.decryption_error or state.get("aggregate") is not None
@@ -268,8 +268,12 @@ class Runner:
         return {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
 
 
-def _party_name(rec: dict[str, Any]) -> str:
-    return f"client-{rec['client']}" if rec.get("role") == "client" else str(rec.get("role"))
+def _round_state() -> dict[str, Any]:
+    return {"parties": 0, "updates": {}, "aggregate": None, "metrics": {}, "reported": set()}
+
+
+def _party_name(rec: PartyRoundRecord | PartySetupRecord) -> str:
+    return f"client-{rec.client}" if rec.role == "client" else rec.role
 
 
 def _names(parties: set[str]) -> str:

@@ -13,6 +13,7 @@ from hebench.errors import PartyError
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext
 from hebench.net.transport import Message, connect
+from hebench.results.records import SecurityNoteRecord
 from hebench.runtime.local import ROLE_DOORS
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
@@ -66,8 +67,8 @@ def test_the_aggregators_credential_does_not_open_the_key_holders_door():
     authority.join(timeout=20)
 
     # Assert: the refusal is reported; the aggregator got the public set, the client the secret set
-    notes = [r for r in list(records.queue) if r["kind"] == "security_note"]
-    assert len(notes) == 1 and "key holders'" in notes[0]["door"]
+    notes = [r for r in list(records.queue) if isinstance(r, SecurityNoteRecord)]
+    assert len(notes) == 1 and "key holders'" in notes[0].door and notes[0].config == "host-he/tenseal-ckks"
     assert public.meta["secret"] is False and secret.meta["secret"] is True
     assert not authority.is_alive()
 
