@@ -20,9 +20,13 @@ from hebench.errors import CiphertextError, PrecisionError
 
 
 class FixedPointCodec:
-    def __init__(self, params: FixedPointParams, max_weight_sum: int) -> None:
+    def __init__(self, params: FixedPointParams, max_weight_sum: int, headroom_fix: str | None = None) -> None:
         self.params = params
         self.max_weight_sum = max_weight_sum
+        self.headroom_fix = headroom_fix or (
+            "raise the adapter's max_summands (it sizes each slot's headroom), or lower weight_bits / frac_bits, "
+            "or sum fewer or smaller-weighted updates"
+        )
 
     def fresh_state(self) -> dict[str, Any]:
         return {"frac_bits": self.params.frac_bits, "weight_sum": 1}
@@ -66,7 +70,7 @@ class FixedPointCodec:
             raise PrecisionError(
                 f"aggregate would overflow the fixed-point headroom (weight sum {state['weight_sum']} > "
                 f"{self.max_weight_sum})",
-                "raise the adapter's max_summands (or plaintext modulus), or lower frac_bits / weight_bits",
+                self.headroom_fix,
             )
 
     def precision(self) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 
 from hebench.crypto.base import EncryptedVector
 from hebench.crypto.lattice import BFVAdapter, CKKSAdapter
-from hebench.errors import ParameterError
+from hebench.errors import InsecureParametersError, ParameterError
 
 
 class _TenSEALKeys:
@@ -21,6 +21,17 @@ class _TenSEALKeys:
 
     def _new_context(self) -> Any:
         raise NotImplementedError
+
+    def _check_security(self) -> None:
+        super()._check_security()  # type: ignore[misc]
+        bits = self._security_bits()  # type: ignore[attr-defined]
+        if bits < 128:  # allow_insecure was set, but TenSEAL cannot honour it
+            raise InsecureParametersError(
+                f"TenSEAL cannot build a context at {bits} bits of security: SEAL refuses parameters below 128 "
+                "bits, and TenSEAL's context offers no way to turn that check off",
+                "measure these parameters with pyfhel-ckks / pyfhel-bfv (allow_insecure works there), or keep "
+                "log Q within the standard's bound for the ring degree",
+            )
 
     def _after_load(self, ctx: Any) -> None:
         """Restore settings TenSEAL does not serialise."""
