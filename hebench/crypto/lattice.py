@@ -91,7 +91,10 @@ class BFVAdapter(LatticeAdapter):
                 f"plain_modulus_bits={p.plain_modulus_bits} must exceed value_bits+1={p.value_bits + 1} and be <= 60",
                 "raise plain_modulus_bits or lower frac_bits / clip",
             )
-        self.plain_modulus = batching_prime(p.plain_modulus_bits, p.ring_degree)
+        try:
+            self.plain_modulus = batching_prime(p.plain_modulus_bits, p.ring_degree)
+        except ValueError as err:
+            raise ParameterError(f"{err}", "raise plain_modulus_bits (batching needs a prime = 1 mod 2N)") from None
         # Two limits on a weighted sum, both in the weight sum W the codec tracks (BFV has no per-slot headroom,
         # so max_summands moves neither): the plaintext modulus (|slot| <= W * 2**(value_bits-1) must stay below
         # t/2) and the noise budget (a plaintext weight multiplies the noise by W; past the budget decryption

@@ -18,19 +18,20 @@ class _TenSEALKeys:
 
     _ctx: Any = None
     params: Any
+    name: str
 
     def _new_context(self) -> Any:
         raise NotImplementedError
 
     def _check_security(self) -> None:
-        super()._check_security()  # type: ignore[misc]
         bits = self._security_bits()  # type: ignore[attr-defined]
-        if bits < 128:  # allow_insecure was set, but TenSEAL cannot honour it
+        if bits < 128:  # allow_insecure cannot help here
             raise InsecureParametersError(
-                f"TenSEAL cannot build a context at {bits} bits of security: SEAL refuses parameters below 128 "
-                "bits, and TenSEAL's context offers no way to turn that check off",
-                "measure these parameters with pyfhel-ckks / pyfhel-bfv (allow_insecure works there), or keep "
-                "log Q within the standard's bound for the ring degree",
+                f"adapter '{self.name}' parameters give {bits} bits of security, below 128, and TenSEAL cannot run "
+                "them even with allow_insecure: SEAL refuses such parameters and TenSEAL offers no way to turn "
+                "that check off",
+                "keep log Q within the standard's bound for the ring degree (a larger ring degree or a shorter "
+                "coeff_mod_bits), or measure these parameters with pyfhel-ckks / pyfhel-bfv and allow_insecure: true",
             )
 
     def _after_load(self, ctx: Any) -> None:
