@@ -39,6 +39,16 @@ class FixedPointCodec:
                 "raise the adapter's 'clip' parameter (costs precision or slots), or clip/scale the update",
             )
 
+    def check_state(self, state: dict[str, Any]) -> None:
+        """A received ciphertext's state: integer fractional bits and a weight sum within the limit."""
+        frac, weight = state.get("frac_bits"), state.get("weight_sum")
+        ok_frac = type(frac) is int and 0 <= frac <= 1024
+        if not ok_frac or type(weight) is not int or not 0 <= weight <= self.max_weight_sum:
+            raise CiphertextError(
+                f"ciphertext state {state} is not one these parameters make (weight sum at most {self.max_weight_sum})",
+                "sender and receiver must use the same adapter parameters",
+            )
+
     def quantize(self, vec: np.ndarray) -> np.ndarray:
         return np.rint(vec * float(2**self.params.frac_bits)).astype(np.int64)
 

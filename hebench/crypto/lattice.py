@@ -139,6 +139,9 @@ class BFVAdapter(LatticeAdapter):
     def _check_range(self, vec: np.ndarray) -> None:
         self.codec.check_range(vec)
 
+    def _check_state(self, state: dict[str, Any]) -> None:
+        self.codec.check_state(state)
+
     def _add_chunks(self, a: EncryptedVector, b: EncryptedVector) -> tuple[list[Any], dict[str, Any]]:
         state = self.codec.combine(a.state, b.state)
         return [x + y for x, y in zip(a.chunks, b.chunks, strict=True)], state

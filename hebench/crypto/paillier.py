@@ -113,6 +113,9 @@ class PaillierAdapter(HEAdapter):
     def _check_range(self, vec: np.ndarray) -> None:
         self.codec.check_range(vec)
 
+    def _check_state(self, state: dict[str, Any]) -> None:
+        self.codec.check_state(state)
+
     def _encrypt_chunks(self, pieces: list[np.ndarray]) -> tuple[list[Any], dict[str, Any]]:
         if self._public is None:
             raise ParameterError("no keys yet", "call keygen() or load_keys() first")

@@ -159,6 +159,7 @@ def load_adapter(blob: bytes) -> HEAdapter:
     from hebench.crypto.base import KEYS_MAGIC
 
     header, _ = wire.unpack(KEYS_MAGIC, blob, "key set")
+    wire.require(header, {"adapter": str, "params": dict}, "key set")
     adapter = create_adapter(header["adapter"], header["params"])
     adapter.load_keys(blob)
     return adapter

@@ -53,8 +53,17 @@ def decode(frame: bytes) -> Message:
     try:
         (n,) = struct.unpack(">I", frame[:4])
         head = json.loads(frame[4 : 4 + n])
+        if (
+            not isinstance(head, dict)
+            or not isinstance(head.get("kind"), str)
+            or not isinstance(head.get("meta"), dict)
+        ):
+            raise ValueError("header is not {kind, meta, sizes}")
+        sizes = head.get("sizes")
+        if not isinstance(sizes, list) or not all(type(size) is int and size >= 0 for size in sizes):
+            raise ValueError("part sizes are not byte counts")
         parts, offset = [], 4 + n
-        for size in head["sizes"]:
+        for size in sizes:
             parts.append(frame[offset : offset + size])
             offset += size
         if offset != len(frame):
