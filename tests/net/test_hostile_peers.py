@@ -158,3 +158,31 @@ def test_hub_door_refuses_oversized_truncated_and_silent_peers(payload, monkeypa
             hub_admit(server, None, KEY, "a party at the client door", 5)
     finally:
         client.close()
+
+
+def test_engine_serve_prints_one_line_per_refused_peer(tmp_path):
+    import subprocess
+    import sys
+
+    key = tmp_path / "key"
+    key.write_bytes(KEY)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = ["engine", "serve", "--listen", f"127.0.0.1:{port}", "--authkey-file", str(key)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hebench", *command],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "engine listening" in proc.stderr.readline()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as garbage:
+            garbage.sendall(HUGE)
+            line = proc.stderr.readline()  # bounded: the engine answers the huge prefix at once
+        assert "refused a peer" in line and "limit" in line
+        framed = dial(("127.0.0.1", port), tls=None, authkey=KEY, peer="engine", timeout_s=10)  # still serving
+        framed.close()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
