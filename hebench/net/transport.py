@@ -165,24 +165,30 @@ MAX_PENDING = 64  # handshakes in flight at once; further connections are refuse
 
 def _with_deadline(conn: Connection, seconds: float, steps: Callable[[], None]) -> None:
     """Run handshake ``steps`` on ``conn``; past ``seconds`` the socket is shut down, so they fail with EOF."""
-    done = threading.Event()
+    lock, state = threading.Lock(), {"finished": False, "expired": False}
     probe = socket.socket(fileno=os.dup(conn.fileno()))
 
     def expire() -> None:
-        if not done.is_set():
-            try:
-                probe.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        with lock:
+            if state["finished"]:
+                return
+            state["expired"] = True
+        try:
+            probe.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     timer = threading.Timer(seconds, expire)
     timer.start()
     try:
         steps()
     finally:
-        done.set()
+        with lock:
+            state["finished"] = True
         timer.cancel()
         probe.close()
+    if state["expired"]:  # finished just as the deadline shut the socket: it cannot be used
+        raise TimeoutError("the peer did not finish the handshake in time")
 
 
 class Door:
