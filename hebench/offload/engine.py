@@ -55,7 +55,7 @@ class EngineServer:
     """Accepts peers, authenticates each on its own thread, serves key deliveries and sessions.
 
     A refused peer or a failed session never stops the server: it becomes one line in :attr:`errors`
-    (the last 100), in the ``hebench.engine`` log, and in ``on_error`` when given (the CLI prints it).
+    (the last 100) and in ``on_error`` when given (the CLI prints it), else in the ``hebench.engine`` log.
     """
 
     def __init__(self, config: EngineConfig, on_error: Callable[[str], None] | None = None) -> None:
@@ -111,9 +111,10 @@ class EngineServer:
     def _note(self, peer: str, problem: str) -> None:
         line = f"{peer}: {problem}"
         self.errors.append(line)
-        log.warning(line)
         if self._on_error is not None:
             self._on_error(line)
+        else:
+            log.warning(line)
 
     def _admit(self, raw: socket.socket) -> None:
         peer = _peer_of(raw)

@@ -185,4 +185,5 @@ def test_engine_serve_prints_one_line_per_refused_peer(tmp_path):
         framed.close()
     finally:
         proc.kill()
-        proc.wait(timeout=10)
+        rest = proc.communicate(timeout=10)[1]
+    assert "refused" not in rest  # one line per refusal, not two
