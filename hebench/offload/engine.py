@@ -96,7 +96,7 @@ class EngineServer:
             except OSError:
                 return  # listener closed
             if not self._pending.acquire(blocking=False):  # a flood of idle connections must not pile up threads
-                self._note(_peer_of(raw), "refused: too many handshakes in flight")
+                self._note(_peer_of(raw), "refused a peer: too many handshakes in flight")
                 raw.close()
                 continue
             threading.Thread(target=self._admit, args=(raw,), daemon=True).start()
