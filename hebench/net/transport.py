@@ -77,6 +77,10 @@ def decode(frame: bytes) -> Message:
         raise PartyError("malformed message from peer: header nested too deeply", "same hebench?") from None
 
 
+_CLOSED_FIX = (
+    "see that party's own error; if it reported none it was killed or crashed (a run keeps its completed "
+    "rounds: rerun with --resume)"
+)
 _FRAME_FIX = "raise HEBENCH_MAX_FRAME_BYTES on the receiving side if updates really are this large"
 
 
@@ -121,9 +125,9 @@ class Channel:
                 raise PartyError(
                     f"{self.peer} sent a frame above the {self.max_frame}-byte limit", _FRAME_FIX
                 ) from None
-            raise PartyError(f"{self.peer} closed the connection: {err or 'EOF'}", "see that party's error") from None
+            raise PartyError(f"{self.peer} closed the connection ({err})", _CLOSED_FIX) from None
         except EOFError as err:
-            raise PartyError(f"{self.peer} closed the connection: {err or 'EOF'}", "see that party's error") from None
+            raise PartyError(f"{self.peer} closed the connection ({str(err) or 'end of stream'})", _CLOSED_FIX) from None
         self.bytes_received += len(frame)
         if self._transcript:
             write_frame(self._transcript, frame)
