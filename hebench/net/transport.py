@@ -127,7 +127,8 @@ class Channel:
                 ) from None
             raise PartyError(f"{self.peer} closed the connection ({err})", _CLOSED_FIX) from None
         except EOFError as err:
-            raise PartyError(f"{self.peer} closed the connection ({str(err) or 'end of stream'})", _CLOSED_FIX) from None
+            detail = str(err) or "end of stream"
+            raise PartyError(f"{self.peer} closed the connection ({detail})", _CLOSED_FIX) from None
         self.bytes_received += len(frame)
         if self._transcript:
             write_frame(self._transcript, frame)
