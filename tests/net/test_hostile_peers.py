@@ -187,3 +187,29 @@ def test_engine_serve_prints_one_line_per_refused_peer(tmp_path):
         proc.kill()
         rest = proc.communicate(timeout=10)[1]
     assert "refused" not in rest  # one line per refusal, not two
+
+
+def test_tls_engine_refuses_hostile_peers_and_keeps_serving(tmp_path):
+    from hebench.net.certs import make_certificates
+
+    files = make_certificates(tmp_path / "certs", hosts=1)
+    lines: list[str] = []
+    server = EngineServer(EngineConfig(tls=files["engine"], timeout_s=10, handshake_s=1.0), on_error=lines.append)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    hostile = _hostile_peers(server.address)
+    try:
+        framed = dial(server.address, tls=files["key-authority"], authkey=None, peer="engine", timeout_s=10)
+        ka = Channel(framed, "engine", 10)  # type: ignore[arg-type]
+        ka.send(Message("hello", {"role": "nobody"}))
+        with pytest.raises(PartyError, match="unknown role"):
+            ka.recv()
+        assert _wait_for(lambda: len(lines) >= 5), lines
+    finally:
+        for sock in hostile:
+            sock.close()
+        server.close()
+        thread.join(timeout=5)
+    refused = [line for line in lines if "refused a peer" in line]
+    assert len(refused) == 4, lines  # garbage, huge prefix and truncated frame fail TLS; the silent one times out
+    assert any("timed out" in line for line in refused), refused
