@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from hebench.errors import SuiteError
+from hebench.errors import HebenchError, SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
 
 DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
@@ -74,6 +75,20 @@ class Configuration(_Frozen):
     params: dict[str, Any] = Field(default_factory=dict)
     packing: Literal["flat", "per-layer"] = "flat"
     selective: SelectiveSpec | None = None
+
+    @field_validator("params")
+    @classmethod
+    def _adapter_accepts(cls, params: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Build the adapter's parameters now (no keys): a bad or insecure set fails the suite, not the run."""
+        from hebench.crypto.registry import adapter_names, check_params
+
+        adapter = info.data.get("adapter")
+        if adapter in adapter_names():
+            try:
+                check_params(adapter, params)
+            except HebenchError as err:
+                raise ValueError(f"{err.problem}" + (f" (fix: {err.fix})" if err.fix else "")) from None
+        return params
 
     @model_validator(mode="after")
     def _consistent(self) -> Configuration:
@@ -180,20 +195,34 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str) -> d
             raise SuiteError(f"--set '{item}' is not KEY=VALUE", "write e.g. --set training.rounds=2")
         node: Any = raw
         *parents, leaf = key.split(".")
-        for part in parents:
+        for depth, part in enumerate([*parents, leaf]):
+            where = ".".join([*parents, leaf][:depth]) or "the suite"
             if isinstance(node, list):
                 try:
-                    node = node[int(part)]
+                    index = int(part)
+                    node[index]  # the index must exist
                 except (ValueError, IndexError):
-                    raise SuiteError(f"--set {key}: no list item '{part}' in {source}", "use a valid index") from None
-            else:
-                node = node.setdefault(part, {})
-        parsed = yaml.safe_load(value)
+                    raise SuiteError(
+                        f"--set {key}: {where} in {source} has no list item '{part}'",
+                        f"use an index from 0 to {len(node) - 1}",
+                    ) from None
+            elif not isinstance(node, dict):
+                raise SuiteError(
+                    f"--set {key}: {where} in {source} is {type(node).__name__} {reprlib.repr(node)}, not a mapping",
+                    f"set {where} itself, or a key of a mapping",
+                )
+            if depth < len(parents):
+                node = node[index] if isinstance(node, list) else node.setdefault(part, {})
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            problem = str(err).replace("\n", " ")
+            raise SuiteError(
+                f"--set {key}: the value {value!r} is not valid YAML ({problem})",
+                "quote the value, e.g. --set name='\"a: b\"'",
+            ) from None
         if isinstance(node, list):
-            try:
-                node[int(leaf)] = parsed
-            except (ValueError, IndexError):
-                raise SuiteError(f"--set {key}: no list item '{leaf}' in {source}", "use a valid index") from None
+            node[index] = parsed
         else:
             node[leaf] = parsed
     return raw
@@ -226,9 +255,23 @@ def parse_suite(raw: Any, source: str = "<suite>", overrides: list[str] | None =
 def load_suite(path: str | Path, overrides: list[str] | None = None) -> Suite:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SuiteError(f"suite file {path} does not exist", "pass a path such as suites/quickstart.yaml") from None
+    except IsADirectoryError:
+        raise SuiteError(
+            f"{path} is a folder, not a suite file", f"pass a YAML file inside it, e.g. {path}/NAME.yaml"
+        ) from None
+    except UnicodeDecodeError as err:
+        raise SuiteError(
+            f"{path} is not a text file (byte {err.start} is not UTF-8)", "pass a suite YAML file"
+        ) from None
+    except OSError as err:
+        raise SuiteError(
+            f"cannot read suite file {path}: {err.strerror or err}", "check the path and its permissions"
+        ) from None
     except yaml.YAMLError as err:
         raise SuiteError(f"{path} is not valid YAML: {err}", "fix the YAML syntax at the position shown") from None
+    except RecursionError:
+        raise SuiteError(f"{path} nests too deeply to be a suite", "pass a suite YAML file") from None
     return parse_suite(raw, str(path), overrides)

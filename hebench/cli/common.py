@@ -38,6 +38,13 @@ def handle_errors(fn: F) -> F:
             if err.fix:
                 err_console.print(f"[bold]fix:[/] {err.fix}", highlight=False)
             raise typer.Exit(err.exit_code) from None
+        except OSError as err:  # a file or folder the command cannot use; what was written stays
+            where = f" ({err.filename})" if err.filename else ""
+            err_console.print(f"[bold red]error:[/] {err.strerror or err}{where}", highlight=False)
+            err_console.print(
+                "[bold]fix:[/] check that path and its permissions; results already written are kept", highlight=False
+            )
+            raise typer.Exit(5) from None
         except KeyboardInterrupt:
             err_console.print("[yellow]interrupted:[/] results already written are kept")
             raise typer.Exit(130) from None

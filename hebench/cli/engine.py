@@ -23,6 +23,7 @@ def serve_(
     tls_ca: Path | None = typer.Option(None, help="CA that signed the hosts' and key authority's certificates"),
     cores: str | None = typer.Option(None, help="pin the engine to these cores, e.g. 2,3"),
     authkey_file: Path | None = typer.Option(None, help="shared key file instead of TLS (trusted networks only)"),
+    max_frame_mb: int = typer.Option(1024, min=1, help="largest message an authenticated peer may send, in MiB"),
 ) -> None:
     """Serve key deliveries and host sessions until interrupted."""
     host, _, port = listen.rpartition(":")
@@ -38,9 +39,12 @@ def serve_(
             "an engine needs mutual TLS or a shared key", "run `hebench engine certs DIR` and pass --tls-*"
         )
     core_list = tuple(int(c) for c in split_list(cores)) or None
-    config = EngineConfig(host=host, port=int(port), tls=tls, authkey=authkey, cores=core_list)
+    config = EngineConfig(
+        host=host, port=int(port), tls=tls, authkey=authkey, cores=core_list, max_frame_bytes=max_frame_mb << 20
+    )
     serve(
         config,
+        on_error=lambda line: err_console.print(f"engine: {line}", markup=False, highlight=False),
         ready=lambda address: err_console.print(
             f"engine listening on {address[0]}:{address[1]} ({'mutual TLS' if tls else 'shared key'})"
             + (f", cores {list(core_list)}" if core_list else "")

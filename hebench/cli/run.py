@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from enum import Enum
 from pathlib import Path
 
@@ -81,6 +82,24 @@ def _offload_table(rows: list[SummaryRow]) -> Table:
     return table
 
 
+def check_writable(run_dir: Path) -> None:
+    """Fail now, not after the first configuration, when results cannot be written to ``run_dir``."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / f".hebench-write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        existing = run_dir / "results.jsonl"
+        if existing.exists():
+            with existing.open("ab"):  # appendable; nothing written
+                pass
+    except OSError as err:
+        raise ParameterError(
+            f"cannot write results to {run_dir}: {err.strerror or err}",
+            "choose a writable --out folder, or fix its permissions (results already there are untouched)",
+        ) from None
+
+
 class Engine(str, Enum):
     hebench = "hebench"
     flower = "flower"
@@ -120,6 +139,7 @@ def run(
             "--resume needs the folder of the run to continue", "pass --out results/NAME-DATE --resume"
         )
     run_dir = out or Path("results") / f"{suite.name}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    check_writable(run_dir)
     total = len(suite.configurations) * suite.training.rounds
     with progress_bar(fmt is OutputFormat.json) as progress:
         task = progress.add_task(f"{suite.name}: starting", total=total)

@@ -11,7 +11,7 @@ import numpy as np
 
 from hebench.crypto import wire
 from hebench.crypto.params import AdapterParams
-from hebench.errors import CiphertextError, InsecureParametersError, PrecisionError
+from hebench.errors import CiphertextError, HebenchError, InsecureParametersError, PrecisionError
 
 CIPHERTEXT_MAGIC = b"HEC1"
 KEYS_MAGIC = b"HEK1"
@@ -98,12 +98,23 @@ class HEAdapter(ABC):
 
     def load_keys(self, blob: bytes) -> None:
         header, parts = wire.unpack(KEYS_MAGIC, blob, "key set")
+        wire.require(header, {"adapter": str, "key_id": str, "names": list}, "key set")
         if header["adapter"] != self.name:
             raise CiphertextError(
                 f"key set is for adapter '{header['adapter']}', not '{self.name}'",
                 "load keys generated for the same adapter",
             )
-        self._import_key_parts(dict(zip(header["names"], parts, strict=True)))
+        names = header["names"]
+        if len(names) != len(parts) or not all(isinstance(n, str) for n in names) or "public_key" not in names:
+            raise CiphertextError("key set names do not match its parts", "re-export the key set")
+        try:
+            self._import_key_parts(dict(zip(names, parts, strict=True)))
+        except HebenchError:
+            raise
+        except Exception as err:  # the library's own parse error
+            raise CiphertextError(
+                f"{self.library} could not load the key set: {err}", "re-export it from the key authority"
+            ) from err
         self._key_id = header["key_id"]
 
     def secret_key_bytes(self) -> bytes:
@@ -167,8 +178,17 @@ class HEAdapter(ABC):
 
     def deserialize(self, blob: bytes) -> EncryptedVector:
         header, parts = wire.unpack(CIPHERTEXT_MAGIC, blob, "ciphertext")
+        wire.require(header, {"adapter": str, "key_id": str, "length": int, "state": dict}, "ciphertext")
         enc = EncryptedVector(header["adapter"], header["key_id"], header["length"], (), header["state"])
         self._check_mine(enc)
+        if enc.length < 0 or len(parts) != max(1, -(-enc.length // self.slots)):
+            raise CiphertextError(
+                f"ciphertext of {enc.length} values has {len(parts)} chunks of {self.slots} slots",
+                "re-send it; sender and receiver must use the same adapter parameters",
+            )
+        self._check_state(enc.state)
+        if not all(parts):  # libraries read an empty chunk as an empty ciphertext that fails only at decryption
+            raise CiphertextError("ciphertext holds an empty chunk", "re-send it; it was cut short before sealing")
         try:
             chunks = tuple(self._chunk_from_bytes(p) for p in parts)
         except CiphertextError:
@@ -220,6 +240,9 @@ class HEAdapter(ABC):
                 "choose a larger ring degree / smaller modulus (or a larger Paillier key), "
                 "or set allow_insecure: true to measure them anyway",
             )
+
+    def _check_state(self, state: dict[str, Any]) -> None:  # noqa: B027 - optional hook
+        """Raise :class:`CiphertextError` if a received ciphertext's decoding state is not one this adapter makes."""
 
     def _check_range(self, vec: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Raise :class:`PrecisionError` if values exceed what the parameters encode."""

@@ -20,9 +20,13 @@ from hebench.errors import CiphertextError, PrecisionError
 
 
 class FixedPointCodec:
-    def __init__(self, params: FixedPointParams, max_weight_sum: int) -> None:
+    def __init__(self, params: FixedPointParams, max_weight_sum: int, headroom_fix: str | None = None) -> None:
         self.params = params
         self.max_weight_sum = max_weight_sum
+        self.headroom_fix = headroom_fix or (
+            "raise the adapter's max_summands (it sizes each slot's headroom), or lower weight_bits / frac_bits, "
+            "or sum fewer or smaller-weighted updates"
+        )
 
     def fresh_state(self) -> dict[str, Any]:
         return {"frac_bits": self.params.frac_bits, "weight_sum": 1}
@@ -33,6 +37,16 @@ class FixedPointCodec:
             raise PrecisionError(
                 f"vector holds |x| = {peak:.4g}, above the fixed-point range clip = {self.params.clip}",
                 "raise the adapter's 'clip' parameter (costs precision or slots), or clip/scale the update",
+            )
+
+    def check_state(self, state: dict[str, Any]) -> None:
+        """A received ciphertext's state: integer fractional bits and a weight sum within the limit."""
+        frac, weight = state.get("frac_bits"), state.get("weight_sum")
+        ok_frac = type(frac) is int and 0 <= frac <= 1024
+        if not ok_frac or type(weight) is not int or not 0 <= weight <= self.max_weight_sum:
+            raise CiphertextError(
+                f"ciphertext state {state} is not one these parameters make (weight sum at most {self.max_weight_sum})",
+                "sender and receiver must use the same adapter parameters",
             )
 
     def quantize(self, vec: np.ndarray) -> np.ndarray:
@@ -66,7 +80,7 @@ class FixedPointCodec:
             raise PrecisionError(
                 f"aggregate would overflow the fixed-point headroom (weight sum {state['weight_sum']} > "
                 f"{self.max_weight_sum})",
-                "raise the adapter's max_summands (or plaintext modulus), or lower frac_bits / weight_bits",
+                self.headroom_fix,
             )
 
     def precision(self) -> float:

@@ -91,8 +91,37 @@ class BFVAdapter(LatticeAdapter):
                 f"plain_modulus_bits={p.plain_modulus_bits} must exceed value_bits+1={p.value_bits + 1} and be <= 60",
                 "raise plain_modulus_bits or lower frac_bits / clip",
             )
-        self.plain_modulus = batching_prime(p.plain_modulus_bits, p.ring_degree)
-        self.codec = FixedPointCodec(p, max_weight_sum=(self.plain_modulus // 2) // 2 ** (p.value_bits - 1))
+        try:
+            self.plain_modulus = batching_prime(p.plain_modulus_bits, p.ring_degree)
+        except ValueError as err:
+            raise ParameterError(f"{err}", "raise plain_modulus_bits (batching needs a prime = 1 mod 2N)") from None
+        # Two limits on a weighted sum, both in the weight sum W the codec tracks (BFV has no per-slot headroom,
+        # so max_summands moves neither): the plaintext modulus (|slot| <= W * 2**(value_bits-1) must stay below
+        # t/2) and the noise budget (a plaintext weight multiplies the noise by W; past the budget decryption
+        # returns garbage). The budget is estimated from the chain: log q (without SEAL's special prime) - log t
+        # - log N - 1, a few bits under what SEAL measures for fresh ciphertexts.
+        data_bits = sum(p.coeff_mod_bits[:-1]) if len(p.coeff_mod_bits) > 1 else p.coeff_mod_bits[0]
+        noise_bits = data_bits - p.plain_modulus_bits - p.ring_degree.bit_length()
+        modulus_limit = (self.plain_modulus // 2) // 2 ** (p.value_bits - 1)
+        if noise_bits < 0:
+            raise ParameterError(
+                f"BFV modulus chain {list(p.coeff_mod_bits)} leaves no noise budget for a "
+                f"{p.plain_modulus_bits}-bit plaintext modulus at ring degree {p.ring_degree}",
+                "add bits to coeff_mod_bits (within the security bound) or lower plain_modulus_bits",
+            )
+        if 2**noise_bits < modulus_limit:
+            limit, fix = (
+                2**noise_bits,
+                "lengthen coeff_mod_bits (each bit doubles the noise budget), or lower plain_modulus_bits or "
+                "weight_bits (max_summands does not change it)",
+            )
+        else:
+            limit, fix = (
+                modulus_limit,
+                "raise plain_modulus_bits (up to 60; each bit doubles the limit), or lower weight_bits, "
+                "frac_bits or clip (max_summands does not change it)",
+            )
+        self.codec = FixedPointCodec(p, max_weight_sum=limit, headroom_fix=fix)
 
     @property
     def slots(self) -> int:
@@ -109,6 +138,9 @@ class BFVAdapter(LatticeAdapter):
 
     def _check_range(self, vec: np.ndarray) -> None:
         self.codec.check_range(vec)
+
+    def _check_state(self, state: dict[str, Any]) -> None:
+        self.codec.check_state(state)
 
     def _add_chunks(self, a: EncryptedVector, b: EncryptedVector) -> tuple[list[Any], dict[str, Any]]:
         state = self.codec.combine(a.state, b.state)

@@ -46,7 +46,9 @@ class PaillierAdapter(HEAdapter):
                 "lower frac_bits, weight_bits or max_summands, or raise key_bits",
             )
         self._slots = per_ct if p.packing == "batch" else 1
-        self.codec = FixedPointCodec(p, max_weight_sum=2 ** (self.slot_bits - p.value_bits))
+        # a stored value (quantised + offset) lies in [0, 2**value_bits] inclusive (x = +clip reaches the top),
+        # so W summands stay below 2**slot_bits only while W * 2**value_bits < 2**slot_bits
+        self.codec = FixedPointCodec(p, max_weight_sum=2 ** (self.slot_bits - p.value_bits) - 1)
         self._public: Any = None
         self._private: Any = None
 
@@ -110,6 +112,9 @@ class PaillierAdapter(HEAdapter):
     # arithmetic
     def _check_range(self, vec: np.ndarray) -> None:
         self.codec.check_range(vec)
+
+    def _check_state(self, state: dict[str, Any]) -> None:
+        self.codec.check_state(state)
 
     def _encrypt_chunks(self, pieces: list[np.ndarray]) -> tuple[list[Any], dict[str, Any]]:
         if self._public is None:

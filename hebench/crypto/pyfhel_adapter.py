@@ -22,6 +22,10 @@ class _PyfhelKeys:
     def _context_args(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _seal_security(self) -> int:
+        """SEAL's own check: 128 normally, off (0) under allow_insecure (hebench has checked the table already)."""
+        return 0 if self.params.allow_insecure else 128
+
     def keygen(self) -> None:
         from Pyfhel import Pyfhel
 
@@ -75,7 +79,13 @@ class PyfhelCKKS(_PyfhelKeys, CKKSAdapter):
 
     def _context_args(self) -> dict[str, Any]:
         p = self.params
-        return {"scheme": "ckks", "n": p.ring_degree, "scale": 2**p.scale_bits, "qi_sizes": list(p.coeff_mod_bits)}
+        return {
+            "scheme": "ckks",
+            "n": p.ring_degree,
+            "scale": 2**p.scale_bits,
+            "qi_sizes": list(p.coeff_mod_bits),
+            "sec": self._seal_security(),
+        }
 
     def _encrypt_chunks(self, pieces: list[np.ndarray]) -> tuple[list[Any], dict[str, Any]]:
         he = self._lib()
@@ -105,7 +115,15 @@ class PyfhelBFV(_PyfhelKeys, BFVAdapter):
 
     def _context_args(self) -> dict[str, Any]:
         p = self.params
-        return {"scheme": "bfv", "n": p.ring_degree, "t": self.plain_modulus, "qi_sizes": list(p.coeff_mod_bits)}
+        # sec=0: with a security level set, Pyfhel ignores qi_sizes for BFV and picks its own (smaller) chain,
+        # so the log Q hebench reports would be wrong; hebench has already checked (N, log Q) against the standard
+        return {
+            "scheme": "bfv",
+            "n": p.ring_degree,
+            "t": self.plain_modulus,
+            "qi_sizes": list(p.coeff_mod_bits),
+            "sec": 0,
+        }
 
     def _encrypt_chunks(self, pieces: list[np.ndarray]) -> tuple[list[Any], dict[str, Any]]:
         he = self._lib()

@@ -140,12 +140,26 @@ def create_adapter(name: str, params: dict[str, Any] | None = None) -> HEAdapter
     return adapter_class(name)(params)
 
 
+def check_params(name: str, params: dict[str, Any] | None) -> None:
+    """Run an adapter's parameter and security checks without making keys (suite validation).
+
+    Raises the adapter's :class:`~hebench.errors.ParameterError`; an adapter whose library is missing here is
+    not checked (the run reports it when it needs the adapter).
+    """
+    try:
+        cls = adapter_class(name)
+    except AdapterUnavailableError:
+        return
+    cls(params)
+
+
 def load_adapter(blob: bytes) -> HEAdapter:
     """Rebuild an adapter from a key set made by :meth:`HEAdapter.export_keys`."""
     from hebench.crypto import wire
     from hebench.crypto.base import KEYS_MAGIC
 
     header, _ = wire.unpack(KEYS_MAGIC, blob, "key set")
+    wire.require(header, {"adapter": str, "params": dict}, "key set")
     adapter = create_adapter(header["adapter"], header["params"])
     adapter.load_keys(blob)
     return adapter

@@ -25,15 +25,17 @@ MIN_PAILLIER_BITS = 2048  # 112-bit security; NIST's floor for use through 2030
 
 
 def lattice_security_bits(ring_degree: int, log_q: int) -> int:
-    """Security bits (128/192/256) the standard guarantees, or 0 when below 128.
+    """Security bits for ``(N, log Q)``: the standard's bracket (128, 192 or 256) where the table covers it.
 
-    Raises ``KeyError`` for ring degrees the table does not cover.
+    Above the 128-bit bound the table says nothing; there the level is extrapolated as the standard's
+    estimates scale, in proportion to ``N / log Q`` (security ~ 128 * bound / log Q), rounded down: N = 4096
+    with log Q = 110 gives 126 bits, not "below 80". Raises ``KeyError`` for ring degrees the table lacks.
     """
     bounds = MAX_LOG_Q[ring_degree]
     for bits in (256, 192, 128):
         if log_q <= bounds[bits]:
             return bits
-    return 0
+    return (128 * bounds[128]) // log_q
 
 
 def paillier_security_bits(modulus_bits: int) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 
 from hebench.crypto.base import EncryptedVector
 from hebench.crypto.lattice import BFVAdapter, CKKSAdapter
-from hebench.errors import ParameterError
+from hebench.errors import InsecureParametersError, ParameterError
 
 
 class _TenSEALKeys:
@@ -18,9 +18,21 @@ class _TenSEALKeys:
 
     _ctx: Any = None
     params: Any
+    name: str
 
     def _new_context(self) -> Any:
         raise NotImplementedError
+
+    def _check_security(self) -> None:
+        bits = self._security_bits()  # type: ignore[attr-defined]
+        if bits < 128:  # allow_insecure cannot help here
+            raise InsecureParametersError(
+                f"adapter '{self.name}' parameters give {bits} bits of security, below 128, and TenSEAL cannot run "
+                "them even with allow_insecure: SEAL refuses such parameters and TenSEAL offers no way to turn "
+                "that check off",
+                "keep log Q within the standard's bound for the ring degree (a larger ring degree or a shorter "
+                "coeff_mod_bits), or measure these parameters with pyfhel-ckks / pyfhel-bfv and allow_insecure: true",
+            )
 
     def _after_load(self, ctx: Any) -> None:
         """Restore settings TenSEAL does not serialise."""

@@ -43,12 +43,29 @@ def unpack(magic: bytes, blob: bytes, what: str) -> tuple[dict[str, Any], list[b
         raise CiphertextError(f"{what} is corrupted or truncated (checksum mismatch, {len(blob)} bytes)", fix)
     (head_len,) = struct.unpack(">I", body[len(magic) : len(magic) + 4])
     start = len(magic) + 4
-    header = json.loads(body[start : start + head_len])
+    try:
+        header = json.loads(body[start : start + head_len])
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise CiphertextError(f"{what} header is not JSON", fix) from None
+    sizes = header.pop("part_sizes", None) if isinstance(header, dict) else None
+    if not isinstance(sizes, list) or not all(type(n) is int and n >= 0 for n in sizes):
+        raise CiphertextError(f"{what} header is malformed (no list of part sizes)", fix)
     offset = start + head_len
     parts = []
-    for size in header.pop("part_sizes"):
+    for size in sizes:
         parts.append(body[offset : offset + size])
         offset += size
     if offset != len(body):
         raise CiphertextError(f"{what} has {len(body) - offset} unexpected trailing bytes", fix)
     return header, parts
+
+
+def require(header: dict[str, Any], fields: dict[str, type | tuple[type, ...]], what: str) -> None:
+    """Raise :class:`CiphertextError` unless ``header`` holds each field with the given type (bool is no int)."""
+    for name, kind in fields.items():
+        value = header.get(name)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            raise CiphertextError(
+                f"{what} header has no valid '{name}'",
+                "re-send it; if it keeps failing, check that sender and receiver run the same hebench version",
+            )

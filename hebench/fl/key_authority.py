@@ -11,17 +11,16 @@ authority pushes the secret set to every holder before it answers.
 
 from __future__ import annotations
 
-from multiprocessing.connection import Connection, Listener
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from hebench.errors import PartyError
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.modes import KeyHolders
 from hebench.net.certs import TLSFiles
 from hebench.net.stream import dial
-from hebench.net.transport import Channel, Message, accept, listen
+from hebench.net.transport import Channel, Door, Message, accept, listen
 from hebench.results.records import SecurityNoteRecord
 
 
@@ -40,32 +39,35 @@ def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: s
     return channels
 
 
-def admit(listener: Listener, door: str, count: int, ctx: PartyContext, records: Any) -> list[Channel]:
-    """Accept ``count`` parties holding this door's credential; a peer without it is refused and reported."""
-    admitted: list[Channel] = []
-    while len(admitted) < count:
-        try:
-            admitted.append(accept(listener, f"a party at the {door} door", ctx.timeout_s))
-        except PartyError as err:
-            label = ctx.config.label
-            records.put(SecurityNoteRecord(config=label, role="key_authority", door=door, problem=err.problem))
-    return admitted
+def door(credential: bytes, name: str, ctx: PartyContext, records: Any) -> Door:
+    """A door that admits only holders of ``credential``; each peer refused there is reported as a record."""
+
+    def report(problem: str) -> None:
+        records.put(SecurityNoteRecord(config=ctx.config.label, role="key_authority", door=name, problem=problem))
+
+    return listen(credential, on_refuse=report)
+
+
+def admit(listener: Door, name: str, count: int, ctx: PartyContext) -> list[Channel]:
+    """The first ``count`` parties that prove they hold this door's credential."""
+    return [accept(listener, f"a party at the {name} door", ctx.timeout_s) for _ in range(count)]
 
 
 def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> None:
     creds = ctx.credentials
     assert creds.key_holder is not None and creds.public is not None
-    holders_door, public_door = listen(creds.key_holder), listen(creds.public)
+    holders_door = door(creds.key_holder, "key holders'", ctx, records)
+    public_door = door(creds.public, "aggregator's", ctx, records)
     control.send({"key_holder": holders_door.address, "public": public_door.address})
     engines, tls_dir = control.recv()
     holders = dial_engines(ctx, engines, tls_dir)
     if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
-        clients = admit(holders_door, "key holders'", ctx.suite.data.clients, ctx, records)
+        clients = admit(holders_door, "key holders'", ctx.suite.data.clients, ctx)
         for client in clients:
             client.peer = f"client {int(client.recv('hello').meta['client'])}"
         holders += clients
     holders_door.close()
-    (aggregator,) = admit(public_door, "aggregator's", 1, ctx, records)
+    (aggregator,) = admit(public_door, "aggregator's", 1, ctx)
     aggregator.recv("hello")
     aggregator.peer = "the aggregator"
     public_door.close()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hebench.errors import ParameterError, PartyError
 from hebench.net.certs import TLSFiles
+from hebench.net.limits import HANDSHAKE_S
 from hebench.net.stream import (
     FramedSocket,
     answer,
@@ -58,15 +59,15 @@ def open_door(host: str, port: int, tls: TLSFiles | None) -> socket.socket:
 def admit(raw: socket.socket, tls: ssl.SSLContext | None, credential: bytes, peer: str, timeout_s: float) -> Channel:
     """Hub side of one connection: TLS, then both sides prove the credential."""
     raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    raw.settimeout(30)
-    try:
-        framed = FramedSocket(tls.wrap_socket(raw, server_side=True) if tls else raw)
+    raw.settimeout(HANDSHAKE_S)
+    try:  # small frames only, and a deadline, until the peer has proved the credential
+        framed = FramedSocket(tls.wrap_socket(raw, server_side=True) if tls else raw, deadline_s=HANDSHAKE_S)
         challenge(framed, credential)
         answer(framed, credential, peer)
     except (ssl.SSLError, OSError, EOFError, PartyError) as err:
         raw.close()
         raise PartyError(f"refused {peer}: {err}", "the peer needs this federation's credential and hub CA") from None
-    framed.sock.settimeout(None)
+    framed.trust()
     return Channel(framed, peer, timeout_s)  # type: ignore[arg-type]
 
 
@@ -92,7 +93,7 @@ def knock(address: tuple[str, int], ca_pem: str | None, credential: bytes, timeo
     raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock = verifying_context(ca_pem).wrap_socket(raw, server_hostname=address[0]) if ca_pem else raw
-        framed = FramedSocket(sock)
+        framed = FramedSocket(sock, deadline_s=30)
         answer(framed, credential, peer)
         challenge(framed, credential)
     except (ssl.SSLError, OSError, EOFError) as err:
@@ -104,5 +105,5 @@ def knock(address: tuple[str, int], ca_pem: str | None, credential: bytes, timeo
     except PartyError:
         raw.close()
         raise
-    framed.sock.settimeout(None)
+    framed.trust()
     return Channel(framed, peer, timeout_s)  # type: ignore[arg-type]

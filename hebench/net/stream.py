@@ -4,6 +4,12 @@
 :class:`multiprocessing.connection.Connection`, so the counting
 :class:`hebench.net.transport.Channel` works over it unchanged. Without TLS a
 shared key authenticates both ends (HMAC challenge-response).
+
+Until a peer has authenticated, frames are bounded by
+:data:`~hebench.net.limits.PREAUTH_MAX_FRAME` and the whole handshake by a
+deadline; :meth:`FramedSocket.trust` then lifts both (frames up to
+:func:`~hebench.net.limits.max_frame_bytes`). A length above the bound is
+refused before anything is allocated for it.
 """
 
 from __future__ import annotations
@@ -15,18 +21,40 @@ import select
 import socket
 import ssl
 import struct
+import time
 
 from hebench.errors import PartyError
 from hebench.net.certs import TLSFiles
+from hebench.net.limits import HANDSHAKE_S, PREAUTH_MAX_FRAME, FrameTooLargeError, max_frame_bytes
 
 _HEADER = struct.Struct(">Q")
 
 
 class FramedSocket:
-    def __init__(self, sock: socket.socket) -> None:
+    """Length-prefixed frames over one socket, bounded in size (and, before authentication, in time)."""
+
+    def __init__(
+        self, sock: socket.socket, max_frame: int = PREAUTH_MAX_FRAME, deadline_s: float | None = None
+    ) -> None:
         self.sock = sock
+        self.max_frame = max_frame
+        self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
+
+    def trust(self, max_frame: int | None = None) -> None:
+        """The peer has authenticated: frames up to ``max_frame`` (default :func:`max_frame_bytes`), no deadline."""
+        self.max_frame = max_frame or max_frame_bytes()
+        self.deadline = None
+        self.sock.settimeout(None)
+
+    def _arm(self) -> None:
+        if self.deadline is not None:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the peer did not finish the handshake in time")
+            self.sock.settimeout(remaining)
 
     def send_bytes(self, data: bytes) -> None:
+        self._arm()
         self.sock.sendall(_HEADER.pack(len(data)))
         self.sock.sendall(data)
 
@@ -34,17 +62,25 @@ class FramedSocket:
         buf = bytearray(n)
         view, got = memoryview(buf), 0
         while got < n:
+            self._arm()
             k = self.sock.recv_into(view[got:], min(n - got, 1 << 22))
             if k == 0:
                 raise EOFError("connection closed")
             got += k
         return bytes(buf)
 
-    def recv_bytes(self) -> bytes:
+    def recv_bytes(self, maxlength: int | None = None) -> bytes:
+        """One frame; raises :class:`FrameTooLargeError` (an ``OSError``) for a length above the bound."""
         (n,) = _HEADER.unpack(self._exactly(_HEADER.size))
+        limit = self.max_frame if maxlength is None else min(maxlength, self.max_frame)
+        if n > limit:
+            raise FrameTooLargeError(n, limit)
         return self._exactly(n)
 
     def poll(self, timeout: float | None) -> bool:
+        if self.deadline is not None:
+            remaining = max(0.0, self.deadline - time.monotonic())
+            timeout = remaining if timeout is None else min(timeout, remaining)
         if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
             return True
         ready, _, _ = select.select([self.sock], [], [], timeout)
@@ -101,7 +137,9 @@ def challenge(framed: FramedSocket, authkey: bytes) -> None:
     """Make the peer prove it holds ``authkey`` (HMAC over a fresh nonce)."""
     nonce = os.urandom(32)
     framed.send_bytes(nonce)
-    if not framed.poll(10) or not hmac.compare_digest(framed.recv_bytes(), hmac.digest(authkey, nonce, hashlib.sha256)):
+    if not framed.poll(HANDSHAKE_S):
+        raise PartyError("peer did not answer the challenge in time", "a peer must authenticate right after connecting")
+    if not hmac.compare_digest(framed.recv_bytes(), hmac.digest(authkey, nonce, hashlib.sha256)):
         raise PartyError("peer failed authentication", "use the same shared key (or TLS certificates) on both ends")
     framed.send_bytes(b"ok")
 
@@ -117,7 +155,7 @@ def answer(framed: FramedSocket, authkey: bytes, peer: str = "the engine") -> No
 def dial(
     address: tuple[str, int], *, tls: TLSFiles | None, authkey: bytes | None, peer: str, timeout_s: float = 30.0
 ) -> FramedSocket:
-    """Connect to an engine (or any FramedSocket server) and authenticate."""
+    """Connect to an engine (or any FramedSocket server) and authenticate, within ``timeout_s``."""
     try:
         raw = socket.create_connection(address, timeout=timeout_s)
     except OSError as err:
@@ -125,35 +163,63 @@ def dial(
             f"cannot reach {peer} at {address[0]}:{address[1]}: {err}",
             "start it (`hebench engine serve --listen HOST:PORT`) or fix the address in the suite",
         ) from None
-    raw.settimeout(None)
     raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock = client_context(tls).wrap_socket(raw, server_hostname=address[0]) if tls else raw
-        framed = FramedSocket(sock)
+        framed = FramedSocket(sock, deadline_s=timeout_s)
         if authkey is not None and tls is None:
             answer(framed, authkey)
+        framed.trust()
     except (ssl.SSLError, OSError, EOFError) as err:
         raw.close()
         raise PartyError(
             f"TLS handshake with {peer} at {address[0]}:{address[1]} failed: {err}",
             "use certificates from the same `hebench engine certs` CA on both ends",
         ) from None
+    except PartyError:
+        raw.close()
+        raise
+    return framed
+
+
+def accept_raw(listener: socket.socket) -> socket.socket:
+    """The next TCP connection, not yet authenticated (hand it to :func:`admit`, ideally off the accept loop)."""
+    raw, _ = listener.accept()
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return raw
+
+
+def admit(
+    raw: socket.socket,
+    *,
+    tls: ssl.SSLContext | None,
+    authkey: bytes | None,
+    handshake_s: float = HANDSHAKE_S,
+    max_frame: int | None = None,
+) -> FramedSocket:
+    """Server side of one connection: TLS and/or the key challenge within ``handshake_s``.
+
+    Raises PartyError (for that peer only) when it fails to authenticate, sends a frame above the
+    pre-authentication bound, or is too slow; the socket is closed then.
+    """
+    raw.settimeout(handshake_s)
+    try:
+        sock = tls.wrap_socket(raw, server_side=True) if tls else raw
+        framed = FramedSocket(sock, deadline_s=handshake_s)
+        if authkey is not None and tls is None:
+            challenge(framed, authkey)
+        framed.trust(max_frame)
+    except (ssl.SSLError, OSError, EOFError, PartyError) as err:
+        raw.close()
+        raise PartyError(
+            f"refused a peer: {err}", "the peer needs a certificate from this engine's CA (or its shared key)"
+        ) from None
     return framed
 
 
 def accept(listener: socket.socket, *, tls: ssl.SSLContext | None, authkey: bytes | None) -> FramedSocket:
-    """Accept one connection; raises PartyError (for that peer only) when it fails to authenticate."""
-    raw, _ = listener.accept()
-    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock = tls.wrap_socket(raw, server_side=True) if tls else raw
-        framed = FramedSocket(sock)
-        if authkey is not None and tls is None:
-            challenge(framed, authkey)
-    except (ssl.SSLError, OSError, EOFError) as err:
-        raw.close()
-        raise PartyError(f"refused a peer: {err}", "the peer needs a certificate from this engine's CA") from None
-    return framed
+    """Accept and admit one connection on the calling thread (see :func:`admit`)."""
+    return admit(accept_raw(listener), tls=tls, authkey=authkey)
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -4,19 +4,35 @@ Built on :mod:`multiprocessing.connection` (HMAC challenge on connect, length-
 prefixed frames) but carrying only bytes: a JSON header and binary parts,
 never pickles, so a peer cannot make another execute code. Optionally every
 received frame is appended to a transcript file for security scans.
+
+A listening :class:`Door` authenticates each connection in its own thread
+within a deadline and with small frames only, so a peer that connects and
+says nothing, or announces a huge frame, is refused (one log line) while the
+party keeps waiting for its real peers. Authenticated frames are bounded too
+(:func:`hebench.net.limits.max_frame_bytes`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import queue
+import socket
 import struct
+import threading
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing import AuthenticationError
-from multiprocessing.connection import Client, Connection, Listener
+from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from hebench.errors import HebenchError, PartyError
+from hebench.net.limits import HANDSHAKE_S, FrameTooLargeError, max_frame_bytes
+
+log = logging.getLogger("hebench.net")
 
 Address = tuple[str, int]
 
@@ -37,8 +53,17 @@ def decode(frame: bytes) -> Message:
     try:
         (n,) = struct.unpack(">I", frame[:4])
         head = json.loads(frame[4 : 4 + n])
+        if (
+            not isinstance(head, dict)
+            or not isinstance(head.get("kind"), str)
+            or not isinstance(head.get("meta"), dict)
+        ):
+            raise ValueError("header is not {kind, meta, sizes}")
+        sizes = head.get("sizes")
+        if not isinstance(sizes, list) or not all(type(size) is int and size >= 0 for size in sizes):
+            raise ValueError("part sizes are not byte counts")
         parts, offset = [], 4 + n
-        for size in head["sizes"]:
+        for size in sizes:
             parts.append(frame[offset : offset + size])
             offset += size
         if offset != len(frame):
@@ -48,6 +73,15 @@ def decode(frame: bytes) -> Message:
         raise PartyError(
             f"malformed message from peer: {err}", "check that every party runs the same hebench"
         ) from None
+    except RecursionError:
+        raise PartyError("malformed message from peer: header nested too deeply", "same hebench?") from None
+
+
+_CLOSED_FIX = (
+    "see that party's own error; if it reported none it was killed or crashed (a run keeps its completed "
+    "rounds: rerun with --resume)"
+)
+_FRAME_FIX = "raise HEBENCH_MAX_FRAME_BYTES on the receiving side if updates really are this large"
 
 
 class Channel:
@@ -59,6 +93,7 @@ class Channel:
         self.timeout_s = timeout_s
         self.bytes_sent = 0
         self.bytes_received = 0
+        self.max_frame = max_frame_bytes()
         self._transcript = transcript.open("ab") if transcript else None
 
     def record_to(self, transcript: Path | None) -> None:
@@ -82,9 +117,18 @@ class Channel:
                     f"no message from {self.peer} within {self.timeout_s:.0f} s",
                     "raise measure.timeout_s for slow adapters, or check that party's error",
                 )
-            frame = self.conn.recv_bytes()
-        except (EOFError, OSError) as err:
-            raise PartyError(f"{self.peer} closed the connection: {err or 'EOF'}", "see that party's error") from None
+            frame = self.conn.recv_bytes(self.max_frame)
+        except FrameTooLargeError as err:
+            raise PartyError(f"{self.peer} sent an oversized frame: {err}", _FRAME_FIX) from None
+        except OSError as err:
+            if "bad message length" in str(err):  # multiprocessing's refusal of a frame above maxlength
+                raise PartyError(
+                    f"{self.peer} sent a frame above the {self.max_frame}-byte limit", _FRAME_FIX
+                ) from None
+            raise PartyError(f"{self.peer} closed the connection ({err})", _CLOSED_FIX) from None
+        except EOFError as err:
+            detail = str(err) or "end of stream"
+            raise PartyError(f"{self.peer} closed the connection ({detail})", _CLOSED_FIX) from None
         self.bytes_received += len(frame)
         if self._transcript:
             write_frame(self._transcript, frame)
@@ -121,34 +165,153 @@ class Channel:
 # Every party of a run may connect at once: a backlog of 1 (multiprocessing's default) let the kernel
 # complete connections the listener never accepted, and those parties stalled in the handshake.
 BACKLOG = 1024
+MAX_PENDING = 64  # handshakes in flight at once; further connections are refused until some finish
 
 
-def listen(authkey: bytes) -> Listener:
-    return Listener(("127.0.0.1", 0), family="AF_INET", backlog=BACKLOG, authkey=authkey)
+def _with_deadline(conn: Connection, seconds: float, steps: Callable[[], None]) -> None:
+    """Run handshake ``steps`` on ``conn``; past ``seconds`` the socket is shut down, so they fail with EOF."""
+    lock, state = threading.Lock(), {"finished": False, "expired": False}
+    probe = socket.socket(fileno=os.dup(conn.fileno()))
+
+    def expire() -> None:
+        with lock:
+            if state["finished"]:
+                return
+            state["expired"] = True
+        try:
+            probe.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    timer = threading.Timer(seconds, expire)
+    timer.start()
+    try:
+        steps()
+    finally:
+        with lock:
+            state["finished"] = True
+        timer.cancel()
+        probe.close()
+    if state["expired"]:  # finished just as the deadline shut the socket: it cannot be used
+        raise TimeoutError("the peer did not finish the handshake in time")
+
+
+class Door:
+    """A listening socket that hands out only connections that proved ``authkey``.
+
+    Every connection is authenticated on its own thread within ``handshake_s`` (multiprocessing's HMAC
+    challenge both ways, which reads at most 256 bytes per frame), so a silent, slow or garbage peer never
+    holds the door. Refusals go to the ``hebench.net`` log and to :attr:`refused` (the last 100).
+    """
+
+    def __init__(
+        self,
+        authkey: bytes,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        handshake_s: float = HANDSHAKE_S,
+        on_refuse: Callable[[str], None] | None = None,
+    ) -> None:
+        self._authkey, self._handshake_s, self._on_refuse = authkey, handshake_s, on_refuse
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self._sock.listen(BACKLOG)
+        self.address: Address = self._sock.getsockname()[:2]
+        self.refused: deque[str] = deque(maxlen=100)
+        self._ready: queue.Queue[Connection] = queue.Queue()
+        self._pending = threading.BoundedSemaphore(MAX_PENDING)
+        self._closed = False
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+
+    def _accept_loop(self) -> None:
+        while True:
+            try:
+                raw, peer = self._sock.accept()
+            except OSError:
+                return  # closed
+            if not self._pending.acquire(blocking=False):
+                raw.close()
+                self._refuse(peer, "too many handshakes in flight")
+                continue
+            threading.Thread(target=self._admit, args=(raw, peer), daemon=True).start()
+
+    def _admit(self, raw: socket.socket, peer: Any) -> None:
+        try:
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = Connection(raw.detach())
+            try:
+                _with_deadline(
+                    conn,
+                    self._handshake_s,
+                    lambda: (deliver_challenge(conn, self._authkey), answer_challenge(conn, self._authkey)),
+                )
+            except (AuthenticationError, OSError, EOFError) as err:
+                conn.close()
+                self._refuse(peer, f"failed authentication: {err or 'closed or too slow'}")
+                return
+            if self._closed:
+                conn.close()
+            else:
+                self._ready.put(conn)
+        finally:
+            self._pending.release()
+
+    def _refuse(self, peer: Any, why: str) -> None:
+        line = f"refused a peer at {peer[0]}:{peer[1]}: {why}"
+        self.refused.append(line)
+        log.warning(line)
+        if self._on_refuse is not None:
+            self._on_refuse(line)
+
+    def next(self, timeout_s: float | None) -> Connection:
+        """The next authenticated connection; raises PartyError after ``timeout_s`` without one."""
+        try:
+            return self._ready.get(timeout=timeout_s)
+        except queue.Empty:
+            raise PartyError(
+                f"no party connected within {timeout_s:.0f} s", "check the other parties' errors"
+            ) from None
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept loop
+        except OSError:
+            pass
+        self._sock.close()
+        while not self._ready.empty():
+            self._ready.get_nowait().close()
+
+
+def listen(authkey: bytes, on_refuse: Callable[[str], None] | None = None) -> Door:
+    """A door on a free loopback port; ``on_refuse(line)`` hears of each peer refused there."""
+    return Door(authkey, on_refuse=on_refuse)
 
 
 def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
+    """Dial a :class:`Door` and authenticate both ways within :data:`HANDSHAKE_S` (connect included)."""
     try:
-        conn = Client(tuple(address), family="AF_INET", authkey=authkey)
-    except AuthenticationError as err:
-        raise PartyError(
-            f"{peer} at {address[0]}:{address[1]} refused this party's credential: {err}",
-            "a party may only use the doors of its own role",
-        ) from None
-    except (OSError, EOFError) as err:
+        raw = socket.create_connection(tuple(address), timeout=HANDSHAKE_S)
+    except OSError as err:
         raise PartyError(f"cannot reach {peer} at {address[0]}:{address[1]}: {err}", "is that party running?") from None
-    return Channel(conn, peer, timeout_s, transcript)
-
-
-def accept(listener: Listener, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
-    """The next peer that proves it holds the listener's credential (a PartyError for one that does not)."""
+    raw.settimeout(None)
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn = Connection(raw.detach())
     try:
-        conn = listener.accept()
-    except AuthenticationError as err:
-        raise PartyError(f"refused {peer}: it does not hold this door's credential ({err})", "") from None
-    except (OSError, EOFError) as err:
-        raise PartyError(f"{peer} broke off the handshake: {err or 'EOF'}", "") from None
+        _with_deadline(conn, HANDSHAKE_S, lambda: (answer_challenge(conn, authkey), deliver_challenge(conn, authkey)))
+    except (AuthenticationError, OSError, EOFError) as err:
+        conn.close()
+        raise PartyError(
+            f"{peer} at {address[0]}:{address[1]} did not authenticate: {err or 'closed or too slow'}",
+            "is that party running, with this run's key?",
+        ) from None
     return Channel(conn, peer, timeout_s, transcript)
+
+
+def accept(listener: Door, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
+    """The next authenticated party at ``listener``, within ``timeout_s``."""
+    return Channel(listener.next(timeout_s), peer, timeout_s, transcript)
 
 
 def write_frame(transcript: BinaryIO, frame: bytes) -> None:

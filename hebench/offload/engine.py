@@ -12,9 +12,13 @@ Per-round engine measurements travel back to the host in the result message.
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
+import socket
 import threading
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -25,9 +29,13 @@ from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
 from hebench.net import stream
 from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles
+from hebench.net.limits import HANDSHAKE_S
 from hebench.net.transport import Channel, Message, connect
 from hebench.offload.service import ServiceSession
 from hebench.selective.split import parts_of
+
+log = logging.getLogger("hebench.engine")
+MAX_PENDING = 64  # handshakes in flight at once; further connections are refused until some finish
 
 
 @dataclass(frozen=True)
@@ -39,10 +47,18 @@ class EngineConfig:
     cores: tuple[int, ...] | None = None
     timeout_s: float = 900.0
     transcripts: str | None = None  # folder: keep every byte received (security tests)
+    max_frame_bytes: int | None = None  # bound on one authenticated frame; None: HEBENCH_MAX_FRAME_BYTES or 1 GiB
+    handshake_s: float = HANDSHAKE_S  # a peer must finish TLS and the key challenge within this
 
 
 class EngineServer:
-    def __init__(self, config: EngineConfig) -> None:
+    """Accepts peers, authenticates each on its own thread, serves key deliveries and sessions.
+
+    A refused peer or a failed session never stops the server: it becomes one line in :attr:`errors`
+    (the last 100) and in ``on_error`` when given (the CLI prints it), else in the ``hebench.engine`` log.
+    """
+
+    def __init__(self, config: EngineConfig, on_error: Callable[[str], None] | None = None) -> None:
         if config.tls is None and config.authkey is None:
             raise PartyError("an engine needs TLS certificates or a shared key", "pass --tls-cert/--tls-key/--tls-ca")
         self.config = config
@@ -53,7 +69,9 @@ class EngineServer:
         self._tls = stream.server_context(config.tls) if config.tls else None
         self._sock = stream.listen(config.host, config.port)
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
-        self.errors: list[str] = []
+        self.errors: deque[str] = deque(maxlen=100)
+        self._on_error = on_error
+        self._pending = threading.BoundedSemaphore(MAX_PENDING)
 
     def keys(self, run: str) -> KeyRing:
         """The key sets delivered for one run (created on first use, by either the delivery or the session)."""
@@ -74,19 +92,51 @@ class EngineServer:
     def serve_forever(self) -> None:
         while True:
             try:
-                framed = stream.accept(self._sock, tls=self._tls, authkey=self.config.authkey)
-            except PartyError as err:  # one bad peer must not stop the engine
-                self.errors.append(err.problem)
-                continue
+                raw = stream.accept_raw(self._sock)
             except OSError:
                 return  # listener closed
-            threading.Thread(target=self._handle, args=(framed,), daemon=True).start()
+            if not self._pending.acquire(blocking=False):  # a flood of idle connections must not pile up threads
+                self._note(_peer_of(raw), "refused a peer: too many handshakes in flight")
+                raw.close()
+                continue
+            threading.Thread(target=self._admit, args=(raw,), daemon=True).start()
 
     def close(self) -> None:
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept loop
+        except OSError:
+            pass
         self._sock.close()
 
-    def _handle(self, framed: stream.FramedSocket) -> None:
+    def _note(self, peer: str, problem: str) -> None:
+        line = f"{peer}: {problem}"
+        self.errors.append(line)
+        if self._on_error is not None:
+            self._on_error(line)
+        else:
+            log.warning(line)
+
+    def _admit(self, raw: socket.socket) -> None:
+        peer = _peer_of(raw)
+        try:
+            framed = stream.admit(
+                raw,
+                tls=self._tls,
+                authkey=self.config.authkey,
+                handshake_s=self.config.handshake_s,
+                max_frame=self.config.max_frame_bytes,
+            )
+        except PartyError as err:  # one bad peer must not stop the engine
+            self._note(peer, err.problem)
+            return
+        finally:
+            self._pending.release()
+        self._handle(framed, peer)
+
+    def _handle(self, framed: stream.FramedSocket, address: str = "peer") -> None:
         channel = Channel(framed, "peer", self.config.timeout_s)  # type: ignore[arg-type]
+        if self.config.max_frame_bytes:
+            channel.max_frame = self.config.max_frame_bytes
         try:
             hello = channel.recv("hello")
             role, cn = hello.meta.get("role"), framed.peer_common_name()
@@ -113,8 +163,11 @@ class EngineServer:
             else:
                 raise PartyError(f"unknown role '{role}'", "connect as key_authority, host or service")
         except HebenchError as err:
-            self.errors.append(err.problem)
+            self._note(address, err.problem)
             channel.tell_error("engine", err)
+        except (KeyError, TypeError, ValueError) as err:  # a hello or message missing fields
+            self._note(address, f"malformed request: {err!r}")
+            channel.tell_error("engine", PartyError(f"malformed request: {err!r}", "same hebench on both ends?"))
         finally:
             channel.close()
 
@@ -242,9 +295,18 @@ class Session:
             raise PartyError(f"forwarding to the aggregator failed: {failure[0]}", "see the aggregator's error")
 
 
-def serve(config: EngineConfig, ready: Any = None) -> None:
-    """Run an engine until its listener closes; ``ready(address)`` is called once it listens."""
-    server = EngineServer(config)
+def _peer_of(raw: socket.socket) -> str:
+    try:
+        host, port = raw.getpeername()[:2]
+        return f"{host}:{port}"
+    except OSError:
+        return "a peer"
+
+
+def serve(config: EngineConfig, ready: Any = None, on_error: Callable[[str], None] | None = None) -> None:
+    """Run an engine until its listener closes; ``ready(address)`` is called once it listens, ``on_error(line)``
+    once per refused peer or failed session."""
+    server = EngineServer(config, on_error)
     if ready is not None:
         ready(server.address)
     try:

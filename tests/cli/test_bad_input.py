@@ -1,0 +1,106 @@
+"""Bad input to `hebench run` is one `error: … fix: …` message and a non-zero exit, before any run starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hebench.cli.main import app
+from tests.conftest import INSTALLED
+
+runner = CliRunner()
+SUITE = {
+    "name": "tiny",
+    "data": {"dataset": "digits", "clients": 2},
+    "model": {"name": "mlp", "hidden": 4},
+    "training": {"rounds": 1},
+    "configurations": [{"mode": "raw"}],
+}
+
+
+def _suite(tmp_path: Path, suite: dict | None = None) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite or SUITE))
+    return path
+
+
+def _fails_cleanly(args: list[str], code: int = 2) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == code, result.output
+    assert "error:" in result.output and "fix:" in result.output, result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.output
+
+
+def test_binary_file_as_suite(tmp_path):
+    path = tmp_path / "model.bin"
+    path.write_bytes(bytes(range(256)) * 8)
+    assert "not a text file" in _fails_cleanly(["run", str(path), "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
+
+
+def test_directory_as_suite(tmp_path):
+    assert "is a folder" in _fails_cleanly(["run", str(tmp_path), "--out", str(tmp_path / "out")])
+
+
+def test_set_value_that_is_not_yaml(tmp_path):
+    out = _fails_cleanly(["run", str(_suite(tmp_path)), "--set", "name=[unclosed", "--out", str(tmp_path / "o")])
+    assert "not valid YAML" in out and "name" in out
+
+
+@pytest.mark.parametrize("key", ["name.first=1", "training.rounds.x=2", "configurations.7.mode=raw"])
+def test_set_into_something_that_is_not_a_mapping(tmp_path, key):
+    out = _fails_cleanly(["run", str(_suite(tmp_path)), "--set", key, "--out", str(tmp_path / "o")])
+    assert key.split("=")[0] in out
+
+
+def test_out_that_cannot_be_created(tmp_path, monkeypatch):
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    out = _fails_cleanly(["run", str(_suite(tmp_path)), "--out", str(tmp_path / "ro" / "new")])
+    assert "cannot write results" in out and "Permission denied" in out
+
+
+def test_out_that_exists_read_only_keeps_what_is_there(tmp_path, monkeypatch):
+    existing = tmp_path / "run"
+    existing.mkdir()
+    (existing / "results.jsonl").write_text('{"kind": "run"}\n')
+    real_write = Path.write_bytes
+
+    def refuse(self, data):
+        if self.parent == existing:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", refuse)
+    out = _fails_cleanly(["run", str(_suite(tmp_path)), "--out", str(existing), "--resume"])
+    assert "cannot write results" in out
+    assert (existing / "results.jsonl").read_text() == '{"kind": "run"}\n'
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"key_bits": 1024}, ["configurations.0.params", "below 2048", "allow_insecure"]),
+        ({"key_bitz": 3072}, ["configurations.0.params", "key_bitz", "key_bits"]),
+    ],
+)
+def test_adapter_parameters_are_checked_when_the_suite_is_read(tmp_path, params, words):
+    suite = {**SUITE, "configurations": [{"mode": "host-he", "adapter": "paillier", "params": params}]}
+    out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
+    assert all(w in out for w in words), out
+    assert not (tmp_path / "out").exists()  # failed before the runner made the run folder
+
+
+@pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+def test_insecure_lattice_parameters_name_the_level(tmp_path):
+    params = {"ring_degree": 4096, "coeff_mod_bits": [30, 40, 40]}  # log Q 110: just under 128 bits
+    suite = {**SUITE, "configurations": [{"mode": "host-he", "adapter": "tenseal-ckks", "params": params}]}
+    out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
+    assert "126 bits" in out
