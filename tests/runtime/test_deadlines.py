@@ -58,4 +58,4 @@ def test_a_client_that_never_connects_is_named_within_its_deadline(tmp_path):
     # ended by the set-up deadline, not by the round budget
     assert waited < SUITE["measure"]["timeout_s"]
     setups = read_records(tmp_path / "results.jsonl", kind="party_setup").records
-    assert {r["client"] for r in setups if r["role"] == "client"} == {0, 1}
+    assert {r.client for r in setups if r.role == "client"} == {0, 1}

@@ -54,7 +54,7 @@ def _rounds_done(out: Path) -> list[int]:
     results = out / "results.jsonl"
     if not results.exists():
         return []
-    return [r["round"] for r in read_records(results, kind="round").records]
+    return [r.round for r in read_records(results, kind="round").records]
 
 
 @pytest.mark.parametrize("victim", ["client-1", "aggregator", "key_authority"])
