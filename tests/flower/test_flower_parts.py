@@ -19,6 +19,7 @@ from hebench.errors import CiphertextError, ParameterError, PartyError
 from hebench.fl.party import Credentials, PartyContext
 from hebench.net.certs import make_certificates
 from hebench.net.stream import FramedSocket
+from hebench.results.records import HubNoteRecord
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
@@ -186,7 +187,7 @@ def test_a_party_without_the_credential_is_refused(tmp_path):
     with pytest.raises(PartyError, match="refused this party"):
         hub.link("client", hub.server_key)  # the server's credential does not open the clients' door
     note = hub.records.get(timeout=10)
-    assert note["kind"] == "hub_note" and "refused" in note["problem"]
+    assert isinstance(note, HubNoteRecord) and "refused" in note.problem
 
 
 def test_a_hub_certificate_from_another_ca_is_refused(tmp_path):
