@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from hebench.errors import SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
 
+AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
 DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
 MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
 
@@ -27,13 +28,21 @@ class _Frozen(BaseModel):
 
 class DataSpec(_Frozen):
     dataset: Literal["digits", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
-    clients: int = Field(3, ge=1)
+    clients: Annotated[int, Field(ge=1)] | Literal["all"] = 3  # femnist: "all": every writer a client (LEAF)
     split: Literal["iid", "dirichlet"] = "iid"  # ignored by femnist, which is split by writer
     alpha: float = Field(0.5, gt=0)
     test_fraction: float = Field(0.2, gt=0, lt=1)
     images_per_client: int | None = Field(None, ge=1)  # FedNIC: 1,600
     path: str | None = None  # local copy (femnist: LEAF or TFF folder; torchvision: root)
     download: bool = False  # torchvision sets: allow downloading
+
+    @model_validator(mode="after")
+    def _all_writers(self) -> DataSpec:
+        if self.clients == "all" and self.dataset != "femnist":
+            raise ValueError(
+                f"clients: all takes every FEMNIST writer as a client; {self.dataset} is split into N: set clients: N"
+            )
+        return self
 
 
 class ModelSpec(_Frozen):
@@ -132,6 +141,25 @@ class PrivacySpec(_Frozen):
     sensitivity_samples: int = Field(16, ge=1)
 
 
+class RuntimeSpec(_Frozen):
+    """How the local runtime hosts clients (``hebench run`` without ``--engine flower``).
+
+    ``process``: one OS process per client, isolated as FedNIC's parties are. ``pool``: clients run as
+    threads of ``workers`` processes, each keeping its own data, model, keys and connections, each
+    charged its own thread's CPU time. ``auto``: one process per client up to ``AUTO_POOL_ABOVE``
+    clients, the pool beyond.
+    """
+
+    hosting: Literal["auto", "process", "pool"] = "auto"
+    workers: int | None = Field(None, ge=1)  # pool processes; default: the cores the run may use
+
+    @model_validator(mode="after")
+    def _workers_need_pool(self) -> RuntimeSpec:
+        if self.workers is not None and self.hosting == "process":
+            raise ValueError("workers sizes the pool; with hosting: process every client has its own process")
+        return self
+
+
 class MeasureSpec(_Frozen):
     decryption_error: bool = True  # compare the decrypted aggregate with plaintext FedAvg
     transcripts: bool = False  # keep every byte each party received (security tests)
@@ -150,10 +178,13 @@ class Suite(_Frozen):
     offload: OffloadSpec = OffloadSpec()
     privacy: PrivacySpec | None = None
     measure: MeasureSpec = MeasureSpec()
+    runtime: RuntimeSpec = RuntimeSpec()
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
         per_round = self.training.clients_per_round
+        if self.data.clients == "all":  # checked against the writers found, when the data is loaded
+            return self._distinct_labels()
         if per_round is not None and per_round > self.data.clients:
             raise ValueError(f"training.clients_per_round={per_round} exceeds data.clients={self.data.clients}")
         remote = self.offload.engines
@@ -161,11 +192,26 @@ class Suite(_Frozen):
             raise ValueError(f"offload.engines lists {len(remote)} engines for {self.data.clients} clients")
         if remote and not self.offload.tls_dir:
             raise ValueError("remote offload engines need mutual TLS: set offload.tls_dir (hebench engine certs DIR)")
+        return self._distinct_labels()
+
+    def _distinct_labels(self) -> Suite:
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
             raise ValueError(f"configurations repeat the names {dupes}; give each a distinct name")
         return self
+
+    def with_clients(self, count: int) -> Suite:
+        """This suite with ``data.clients: all`` resolved to the ``count`` clients the data holds (validated)."""
+        if self.data.clients != "all":
+            return self
+        raw = self.model_dump(mode="json")
+        raw["data"]["clients"] = count
+        try:
+            return Suite.model_validate(raw)
+        except ValidationError as err:
+            problem = err.errors()[0]["msg"].removeprefix("Value error, ")
+            raise SuiteError(f"with data.clients: all ({count} writers): {problem}", "lower that field") from None
 
     def digest(self) -> str:
         """sha256 of the validated suite (overrides included), for provenance."""

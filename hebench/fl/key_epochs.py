@@ -38,6 +38,7 @@ class EpochKeys:
         with meter.phase("keygen"):
             adapter.keygen()
             secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
+        sent = sum(h.bytes_sent for h in self.pushed)
         with meter.phase("distribute"):
             for holder in self.pushed:
                 holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
@@ -49,6 +50,7 @@ class EpochKeys:
             "info": adapter.info().__dict__,
             "key_bytes": {"secret_set": len(secret), "public_set": len(public)},
             "holders": self.holders,
+            "bytes_sent": sum(h.bytes_sent for h in self.pushed) - sent,  # secret sets pushed to holders
             **meter.take(),
         }
         if self.runtime:

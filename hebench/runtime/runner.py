@@ -32,6 +32,7 @@ from hebench.runtime.local import LocalRuntime
 from hebench.suite import Configuration, Suite
 
 RESULTS_FILE = "results.jsonl"
+CLOSING = ("pool_worker",)  # records a runtime's processes write as they end (a pool worker's totals)
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,12 @@ class Runner:
                 "rerun the suite into a new --out folder",
             )
         note = lambda text: self.on_event(RunEvent(text, None))  # noqa: E731
+        data = load_federated(self.suite.data, self.suite.seed)
+        self.suite = self.suite.with_clients(len(data.clients))  # data.clients: all -> every writer found
         with self.runtime.session(self.suite, self.run_dir, note):
-            return self._run(resume)
+            return self._run(resume, data)
 
-    def _run(self, resume: bool) -> Path:
+    def _run(self, resume: bool, data: FederatedData) -> Path:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         results = self.run_dir / RESULTS_FILE
         if results.exists() and not resume:
@@ -94,7 +97,6 @@ class Runner:
             )
         done = completed_rounds(self.run_dir) if resume else {}
         (self.run_dir / "suite.yaml").write_text(yaml.safe_dump(self.suite.model_dump(mode="json"), sort_keys=False))
-        data = load_federated(self.suite.data, self.suite.seed)
         with ResultWriter(results) as writer:
             writer.write(
                 "run",
@@ -229,7 +231,7 @@ class Runner:
                 raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
             if kind == "party_setup":
                 awaiting_setup.discard(_party_name(rec))
-            if kind in ("keygen", "party_setup", "mask_agreement", "flower_run", "hub_note", "security_note"):
+            if kind in ("keygen", "party_setup", "mask_agreement", "flower_run", "hub_note", "security_note", *CLOSING):
                 writer.write(kind, {"config": label, **rec})
                 continue
             r = int(rec["round"])
