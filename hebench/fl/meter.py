@@ -8,7 +8,6 @@ worker's; its peak RSS is the worker's, which its records say.
 
 from __future__ import annotations
 
-import resource
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from hebench.measure.cycles import open_cycle_counter
+from hebench.measure.memory import peak_rss_bytes
 
 
 class PhaseMeter:
@@ -48,7 +48,7 @@ class PhaseMeter:
         return {
             "phases": phases,
             "cpu_accounting": "process" if self.worker is None else "thread",
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss_bytes": peak_rss_bytes(),
             "peak_rss_scope": "process" if self.worker is None else "worker",  # a pool's clients share its RSS
             **shared,
             "cycles_source": "perf_event" if self._counter else None,

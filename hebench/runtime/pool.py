@@ -13,7 +13,6 @@ on its thread. When the clients are done, the worker reports its own totals
 from __future__ import annotations
 
 import os
-import resource
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -21,6 +20,7 @@ from typing import Any
 
 from hebench.fl.client import serve_client
 from hebench.fl.party import PartyContext, Wiring, report_error
+from hebench.measure.memory import peak_rss_bytes
 
 
 def pool_main(name: str, clients: tuple[PartyContext, ...], control: Connection, records: Any) -> None:
@@ -63,7 +63,7 @@ def pool_main(name: str, clients: tuple[PartyContext, ...], control: Connection,
             "clients": [ctx.client_index for ctx in clients],
             "process_cpu_s": time.process_time(),
             "client_thread_cpu_s": sum(thread_cpu.values()),
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss_bytes": peak_rss_bytes(),
             "cpu_accounting": "process",
         }
     )
