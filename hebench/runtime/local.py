@@ -202,8 +202,8 @@ def _pool_totals(
 
     def finish(write: Callable[[dict[str, Any]], None]) -> None:
         workers = hosting.workers()
-        for name in workers:
-            started.parties[name].join(timeout=timeout_s)
+        for name in workers:  # they end as soon as the aggregator's "done" reaches their clients
+            started.parties[name].join(timeout=min(timeout_s, 120.0))
         with contextlib.suppress(queue.Empty, OSError, ValueError):
             while True:
                 rec = started.records.get(timeout=0.5)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hebench.data.federated import ClientData
+from hebench.errors import PartyError
 from hebench.results import read_records
 from hebench.runtime.base import ConfigurationRun, Started
 from hebench.runtime.local import LocalRuntime
@@ -119,3 +120,21 @@ def test_the_client_that_does_more_work_is_charged_more(pooled):
                 train[r["client"]] = train.get(r["client"], 0.0) + r["phases"]["train"]["cpu_s"]
         others = [cpu for i, cpu in train.items() if i != SLOW_CLIENT]
         assert train[SLOW_CLIENT] > 2 * max(others), train
+
+
+class OneBrokenClient(LocalRuntime):
+    """Client 2's labels are out of range: its training fails in round 0, inside a pool worker."""
+
+    def start(self, run: ConfigurationRun, control_recv) -> Started:
+        clients = list(run.data.clients)
+        c = clients[2]
+        clients[2] = ClientData(c.client_id, c.x, c.y + 1000)
+        data = dataclasses.replace(run.data, clients=tuple(clients))
+        return super().start(dataclasses.replace(run, data=data), control_recv)
+
+
+def test_a_failing_client_in_a_pool_is_named_not_its_worker(tmp_path):
+    raw = {**suite({"hosting": "pool", "workers": 2}), "configurations": [{"mode": "raw"}]}
+    with pytest.raises(PartyError) as err:
+        Runner(parse_suite(raw), tmp_path, runtime=OneBrokenClient()).run()
+    assert err.value.problem.startswith("client-2 failed"), err.value.problem
