@@ -9,10 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hebench.errors import SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
@@ -28,13 +28,24 @@ class _Frozen(BaseModel):
 
 class DataSpec(_Frozen):
     dataset: Literal["digits", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
-    clients: Annotated[int, Field(ge=1)] | Literal["all"] = 3  # femnist: "all": every writer a client (LEAF)
+    clients: int | Literal["all"] = 3  # femnist: "all": every writer a client (LEAF)
     split: Literal["iid", "dirichlet"] = "iid"  # ignored by femnist, which is split by writer
     alpha: float = Field(0.5, gt=0)
     test_fraction: float = Field(0.2, gt=0, lt=1)
     images_per_client: int | None = Field(None, ge=1)  # FedNIC: 1,600
     path: str | None = None  # local copy (femnist: LEAF or TFF folder; torchvision: root)
     download: bool = False  # torchvision sets: allow downloading
+
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _count_or_all(cls, value: Any) -> int | str:
+        if value == "all":
+            return value
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"Input should be a valid integer of at least 1, or 'all' (FEMNIST writers): {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _all_writers(self) -> DataSpec:
