@@ -28,7 +28,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks: HE libraries, Paillier packing, CNN rounds (host-HE, offload, Flower); JSON in reports/bench/."""
+    """Benchmarks: HE libraries, Paillier packing, CNN rounds (host-HE, offload, Flower), scale; JSON: reports/bench."""
     session.run("python", "-m", "hebench.bench.suite", *session.posargs)
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from hebench.errors import HebenchError, SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
 
+AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
 DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
 MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
 
@@ -28,13 +29,32 @@ class _Frozen(BaseModel):
 
 class DataSpec(_Frozen):
     dataset: Literal["digits", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
-    clients: int = Field(3, ge=1)
+    clients: int | Literal["all"] = 3  # femnist: "all": every writer a client (LEAF)
     split: Literal["iid", "dirichlet"] = "iid"  # ignored by femnist, which is split by writer
     alpha: float = Field(0.5, gt=0)
     test_fraction: float = Field(0.2, gt=0, lt=1)
     images_per_client: int | None = Field(None, ge=1)  # FedNIC: 1,600
     path: str | None = None  # local copy (femnist: LEAF or TFF folder; torchvision: root)
     download: bool = False  # torchvision sets: allow downloading
+
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _count_or_all(cls, value: Any) -> int | str:
+        if value == "all":
+            return value
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"Input should be a valid integer of at least 1, or 'all' (FEMNIST writers): {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _all_writers(self) -> DataSpec:
+        if self.clients == "all" and self.dataset != "femnist":
+            raise ValueError(
+                f"clients: all takes every FEMNIST writer as a client; {self.dataset} is split into N: set clients: N"
+            )
+        return self
 
 
 class ModelSpec(_Frozen):
@@ -147,6 +167,25 @@ class PrivacySpec(_Frozen):
     sensitivity_samples: int = Field(16, ge=1)
 
 
+class RuntimeSpec(_Frozen):
+    """How the local runtime hosts clients (``hebench run`` without ``--engine flower``).
+
+    ``process``: one OS process per client, isolated as FedNIC's parties are. ``pool``: clients run as
+    threads of ``workers`` processes, each keeping its own data, model, keys and connections, each
+    charged its own thread's CPU time. ``auto``: one process per client up to ``AUTO_POOL_ABOVE``
+    clients, the pool beyond.
+    """
+
+    hosting: Literal["auto", "process", "pool"] = "auto"
+    workers: int | None = Field(None, ge=1)  # pool processes; default: the cores the run may use
+
+    @model_validator(mode="after")
+    def _workers_need_pool(self) -> RuntimeSpec:
+        if self.workers is not None and self.hosting == "process":
+            raise ValueError("workers sizes the pool; with hosting: process every client has its own process")
+        return self
+
+
 class MeasureSpec(_Frozen):
     decryption_error: bool = True  # compare the decrypted aggregate with plaintext FedAvg
     transcripts: bool = False  # keep every byte each party received (security tests)
@@ -165,10 +204,13 @@ class Suite(_Frozen):
     offload: OffloadSpec = OffloadSpec()
     privacy: PrivacySpec | None = None
     measure: MeasureSpec = MeasureSpec()
+    runtime: RuntimeSpec = RuntimeSpec()
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
         per_round = self.training.clients_per_round
+        if self.data.clients == "all":  # checked against the writers found, when the data is loaded
+            return self._distinct_labels()
         if per_round is not None and per_round > self.data.clients:
             raise ValueError(f"training.clients_per_round={per_round} exceeds data.clients={self.data.clients}")
         remote = self.offload.engines
@@ -176,11 +218,26 @@ class Suite(_Frozen):
             raise ValueError(f"offload.engines lists {len(remote)} engines for {self.data.clients} clients")
         if remote and not self.offload.tls_dir:
             raise ValueError("remote offload engines need mutual TLS: set offload.tls_dir (hebench engine certs DIR)")
+        return self._distinct_labels()
+
+    def _distinct_labels(self) -> Suite:
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
             raise ValueError(f"configurations repeat the names {dupes}; give each a distinct name")
         return self
+
+    def with_clients(self, count: int) -> Suite:
+        """This suite with ``data.clients: all`` resolved to the ``count`` clients the data holds (validated)."""
+        if self.data.clients != "all":
+            return self
+        raw = self.model_dump(mode="json")
+        raw["data"]["clients"] = count
+        try:
+            return Suite.model_validate(raw)
+        except ValidationError as err:
+            problem = err.errors()[0]["msg"].removeprefix("Value error, ")
+            raise SuiteError(f"with data.clients: all ({count} writers): {problem}", "lower that field") from None
 
     def digest(self) -> str:
         """sha256 of the validated suite (overrides included), for provenance."""

@@ -49,9 +49,10 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,scale",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
+    parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
     parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -82,6 +83,11 @@ def main() -> None:
         require_flower()
         result = flower_round()
         (args.out / "flower_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "scale" in only:
+        from hebench.bench.scale import scale
+
+        result = scale(tuple(int(n) for n in args.scale_clients.split(",")))
+        (args.out / "scale.json").write_text(json.dumps({"environment": env, **result}, indent=2))
 
 
 if __name__ == "__main__":

@@ -49,12 +49,16 @@ def _femnist(spec: DataSpec, seed: int) -> FederatedData:
         )
     train, test = read_split(root, "train"), read_split(root, "test")
     writers = sorted(set(train) & set(test))
-    if len(writers) < spec.clients:
+    if spec.clients == "all":  # LEAF: every writer is a client; training.clients_per_round samples them
+        chosen = writers
+    elif len(writers) < spec.clients:
         raise DatasetError(
             f"FEMNIST at {root} has {len(writers)} writers with train and test data; the suite asks for {spec.clients}",
-            "lower data.clients",
+            "lower data.clients, or set data.clients: all",
         )
-    chosen = [writers[i] for i in sorted(np.random.default_rng(seed).choice(len(writers), spec.clients, replace=False))]
+    else:
+        picks = np.random.default_rng(seed).choice(len(writers), spec.clients, replace=False)
+        chosen = [writers[i] for i in sorted(picks)]
     cap = spec.images_per_client
     clients = tuple(ClientData(w, train[w][0][:cap], train[w][1][:cap]) for w in chosen)
     test_x = torch.cat([test[w][0] for w in chosen])

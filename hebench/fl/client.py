@@ -14,7 +14,7 @@ from hebench.errors import PartyError
 from hebench.fl.link import Link
 from hebench.fl.local_model import LocalModel
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext
+from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
 from hebench.modes.spec import resolve
@@ -94,10 +94,14 @@ class Client:
 
 def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:
     """Process entry for a client of any mode: the mode's spec names the link."""
-    setup = PhaseMeter()
-    wiring = control.recv()
+    serve_client(ctx, control.recv(), records)
+
+
+def serve_client(ctx: PartyContext, wiring: Wiring, records: Any) -> None:
+    """One client from set-up to the end of the run, in the calling thread (its own process, or a pool's thread)."""
+    setup = PhaseMeter(ctx.worker)
     local = LocalModel(ctx, records)
     link = resolve(ctx.config.spec.local_link)(ctx, wiring, local.samples, setup)
-    client = Client(ctx, local, link, PhaseMeter(), records)
+    client = Client(ctx, local, link, PhaseMeter(ctx.worker), records)
     records.put(PartySetupRecord(config=ctx.config.label, role="client", client=ctx.client_index, **setup.measured()))
     client.serve()

@@ -39,6 +39,7 @@ class EpochKeys:
         with meter.phase("keygen"):
             adapter.keygen()
             secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
+        sent = sum(h.bytes_sent for h in self.pushed)
         with meter.phase("distribute"):
             for holder in self.pushed:
                 holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
@@ -51,6 +52,7 @@ class EpochKeys:
                 key_bytes={"secret_set": len(secret), "public_set": len(public)},
                 holders=self.holders,
                 runtime=self.runtime,
+                bytes_sent=sum(h.bytes_sent for h in self.pushed) - sent,  # secret sets pushed to holders
                 **meter.measured(),
             )
         )

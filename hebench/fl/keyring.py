@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
@@ -23,14 +24,17 @@ class KeyRing:
     :meth:`add` and :meth:`get` waits for it.
     """
 
-    def __init__(self, source: Channel | None = None, timeout_s: float = 900.0) -> None:
+    def __init__(
+        self, source: Channel | None = None, timeout_s: float = 900.0, load: Callable[[bytes], HEAdapter] = load_adapter
+    ) -> None:
         self.source = source
         self.timeout_s = timeout_s
+        self._load = load  # a pool's clients share loaded sets (hebench.fl.shared_keys)
         self._keys: dict[int, HEAdapter] = {}
         self._cond = threading.Condition()
 
     def add(self, epoch: int, blob: bytes) -> None:
-        adapter = load_adapter(blob)
+        adapter = self._load(blob)
         with self._cond:
             self._keys[epoch] = adapter
             for old in sorted(self._keys)[:-KEEP_EPOCHS]:

@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from hebench.crypto import load_adapter
 from hebench.fl.cipher import Cipher, KeyHolderCipher, plain_cipher
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.shared_keys import SHARED_KEYS
 from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message, connect
 from hebench.results.fields import EngineReport
@@ -101,7 +103,8 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
                 ctx.transcript(f"client-{index}-keys"),
             )
             ka.send(Message("hello", {"role": "client", "client": index}))
-        cipher = KeyHolderCipher(KeyRing(source=ka, timeout_s=ctx.timeout_s).get, require_secret=True)
+        load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
+        cipher = KeyHolderCipher(KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load).get, require_secret=True)
         cipher.close = ka.close  # type: ignore[method-assign]
     assert creds.aggregator is not None
     agg = connect(wiring.aggregator, creds.aggregator, "aggregator", ctx.timeout_s, ctx.transcript(f"client-{index}"))

@@ -16,7 +16,7 @@ import torch
 
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.training import evaluate, make_optimizer, train_locally
+from hebench.fl.training import GLOBAL_RNG, evaluate, make_optimizer, train_locally
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
 from hebench.net.transport import Channel, Message
@@ -29,13 +29,14 @@ class LocalModel:
     def __init__(self, ctx: PartyContext, records: Any) -> None:
         assert ctx.data is not None
         self.ctx, self.records, self.data = ctx, records, ctx.data
-        torch.manual_seed(ctx.suite.seed)  # same initial model everywhere
-        self.model = build_model(ctx.suite.model.name, ctx.input_shape, ctx.num_classes, ctx.suite.model.hidden)
-        if ctx.initial is not None:
-            load_vector(self.model, ctx.initial)
+        with GLOBAL_RNG:
+            torch.manual_seed(ctx.suite.seed)  # same initial model everywhere
+            self.model = build_model(ctx.suite.model.name, ctx.input_shape, ctx.num_classes, ctx.suite.model.hidden)
+            if ctx.initial is not None:
+                load_vector(self.model, ctx.initial)
+            self._warm_up()
         self.folder = RunFolder(ctx.run_dir)
         self.checkpoints = self.folder.checkpoints(ctx.config.label)
-        self._warm_up()
 
     def _warm_up(self) -> None:
         """One training step on a throwaway copy at set-up, so round 0 is not charged PyTorch's first-call

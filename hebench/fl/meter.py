@@ -1,8 +1,13 @@
-"""Per-phase measurement inside one party process: CPU (OS accounting), wall, cycles, RSS."""
+"""Per-phase measurement inside one party: CPU (OS accounting), wall, cycles, RSS.
+
+A party in its own process is charged its process's CPU time. A client hosted
+as a thread in a shared worker process (the local runtime's pool) is charged
+its own thread's CPU time (``CLOCK_THREAD_CPUTIME_ID``), never a share of the
+worker's; its peak RSS is the worker's, which its records say.
+"""
 
 from __future__ import annotations
 
-import resource
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -10,26 +15,30 @@ from contextlib import contextmanager
 from typing import Any
 
 from hebench.measure.cycles import open_cycle_counter
+from hebench.measure.memory import peak_rss_bytes
 from hebench.results.fields import Phases
 
 
 class PhaseMeter:
     """Accumulates phases of the current round; ``take()`` returns and resets them."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker: str | None = None) -> None:
+        """``worker``: the shared process hosting this party as a thread (None: the party owns its process)."""
+        self.worker = worker
+        self._cpu = time.process_time if worker is None else time.thread_time
         self._counter, self.cycles_reason = open_cycle_counter()
         self._phases: dict[str, dict[str, float]] = defaultdict(lambda: {"wall_s": 0.0, "cpu_s": 0.0, "cycles": 0.0})
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
         c0 = self._counter.read() if self._counter else 0
-        p0, w0 = time.process_time(), time.perf_counter()
+        p0, w0 = self._cpu(), time.perf_counter()
         try:
             yield
         finally:
             entry = self._phases[name]
             entry["wall_s"] += time.perf_counter() - w0
-            entry["cpu_s"] += time.process_time() - p0
+            entry["cpu_s"] += self._cpu() - p0
             if self._counter:
                 entry["cycles"] += self._counter.read() - c0
 
@@ -41,9 +50,13 @@ class PhaseMeter:
     def take(self) -> dict[str, Any]:
         phases = {k: {**v, "cycles": v["cycles"] if self._counter else None} for k, v in self._phases.items()}
         self._phases.clear()
+        shared = {} if self.worker is None else {"worker": self.worker}
         return {
             "phases": phases,
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "cpu_accounting": "process" if self.worker is None else "thread",
+            "peak_rss_bytes": peak_rss_bytes(),
+            "peak_rss_scope": "process" if self.worker is None else "worker",  # a pool's clients share its RSS
+            **shared,
             "cycles_source": "perf_event" if self._counter else None,
         }
 

@@ -76,6 +76,7 @@ class PartyContext:
     test: tuple[Any, Any] | None = None  # (x, y) for the evaluating client
     initial: np.ndarray | None = None  # resumed global model
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
+    worker: str | None = None  # the pool worker process hosting this client as a thread (None: its own process)
 
     @property
     def timeout_s(self) -> float:
@@ -108,17 +109,22 @@ def party_main(
         torch.set_num_threads(1)
     try:
         body(ctx, control, records)
-    except HebenchError as err:
-        records.put({"kind": "party_error", "role": role, "problem": err.problem, "fix": err.fix})
-        raise SystemExit(1) from None
     except BaseException as err:  # report, then die: the runner turns this into a PartyError
-        records.put(
-            {
-                "kind": "party_error",
-                "role": role,
-                "problem": f"{type(err).__name__}: {err}",
-                "fix": "",
-                "trace": traceback.format_exc(),
-            }
-        )
+        report_error(role, err, records)
         raise SystemExit(1) from None
+
+
+def report_error(role: str, err: BaseException, records: Any) -> None:
+    """A party's failure as a ``party_error`` record (problem and fix; a trace for unexpected errors)."""
+    if isinstance(err, HebenchError):
+        records.put({"kind": "party_error", "role": role, "problem": err.problem, "fix": err.fix})
+        return
+    records.put(
+        {
+            "kind": "party_error",
+            "role": role,
+            "problem": f"{type(err).__name__}: {err}",
+            "fix": "",
+            "trace": traceback.format_exc(),
+        }
+    )

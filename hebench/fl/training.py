@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -9,6 +10,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from hebench.suite import TrainingSpec
+
+# torch's default generator (initialisation, dropout) is process-wide: clients hosted as threads of one
+# process take turns with it, so each client's model is what it would be in a process of its own
+GLOBAL_RNG = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,11 @@ def make_optimizer(model: nn.Module, spec: TrainingSpec) -> torch.optim.Optimize
 
 def train_locally(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int) -> float:
     """Run local SGD/Adam; returns the mean training loss."""
+    with GLOBAL_RNG:
+        return _train(model, x, y, spec, seed)
+
+
+def _train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int) -> float:
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)  # dropout
     model.train()

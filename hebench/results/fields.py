@@ -189,6 +189,9 @@ class Measured(Struct):
     phases: Phases = field(default_factory=Phases)
     peak_rss_bytes: int | None = None
     cycles_source: str | None = None  # "perf_event", or None: cycles not counted
+    cpu_accounting: str | None = None  # "process" (a party's own process) or "thread" (a pooled client's thread)
+    peak_rss_scope: str | None = None  # "process", or "worker": pooled clients share their worker's memory
+    worker: str | None = None  # the pool worker hosting a pooled client
 
 
 @dataclass(frozen=True, kw_only=True)

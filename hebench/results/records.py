@@ -33,6 +33,7 @@ __all__ = [
     "PartySetupRecord",
     "Phase",
     "Phases",
+    "PoolWorkerRecord",
     "Record",
     "RoundRecord",
     "RunRecord",
@@ -147,6 +148,7 @@ class KeygenRecord(Record, Measured):
     key_bytes: Mapping[str, int]
     holders: int
     runtime: str | None = None
+    bytes_sent: int | None = None  # secret key sets pushed to holders
 
 
 @_register("party_setup")
@@ -248,6 +250,21 @@ class HubNoteRecord(Record):
     config: str
     problem: str
     runtime: str | None = None
+
+
+@_register("pool_worker")
+@dataclass(frozen=True, kw_only=True)
+class PoolWorkerRecord(Record):
+    """A pool worker's own totals when its clients are done: its process CPU against its clients' threads."""
+
+    config: str
+    role: str = "pool_worker"
+    worker: str
+    clients: tuple[int, ...]
+    process_cpu_s: float
+    client_thread_cpu_s: float
+    peak_rss_bytes: int | None = None
+    cpu_accounting: str = "process"
 
 
 @_register("security_note")

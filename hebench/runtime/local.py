@@ -1,6 +1,8 @@
-"""The local runtime: every party an OS process on this machine, over authenticated loopback sockets.
+"""The local runtime: parties as OS processes on this machine, over authenticated loopback sockets.
 
-The key authority, the aggregator and each client are processes; in offload
+The key authority and the aggregator are processes; each client is a process
+of its own, or (``runtime.hosting: pool``, and ``auto`` beyond a few clients)
+a thread of one of a few pool workers (:mod:`hebench.runtime.pool`). In offload
 mode each client also gets an engine process on its own cores (or a remote
 engine from the suite). Each party receives only the credentials of the doors
 its role may use (see :class:`~hebench.fl.party.Credentials`).
@@ -8,8 +10,10 @@ its role may use (see :class:`~hebench.fl.party.Credentials`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing as mp
+import queue
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +28,11 @@ from hebench.modes import KeyHolders
 from hebench.net.certs import TLSFiles, make_certificates
 from hebench.offload.engine import EngineConfig, local_engine_main
 from hebench.offload.placement import place
+from hebench.results.records import PoolWorkerRecord, Record
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
+from hebench.runtime.hosting import Hosting, plan_hosting
+from hebench.runtime.pool import pool_main
 from hebench.suite import Suite
 
 # the doors each role may use
@@ -74,15 +81,16 @@ class LocalRuntime:
         names = ("aggregator", *(f"client-{i}" for i in range(len(run.data.clients))))
         started = Started(records=spawn.Queue(), expected_setup=frozenset(names))
         controls: dict[str, Any] = {}
+        hosting = plan_hosting(suite.runtime, len(run.data.clients), base.cores)
 
-        def start_party(name: str, body: Callable, ctx: PartyContext, doors: tuple[str, ...]) -> None:
+        def start_process(name: str, target: Callable, args: tuple) -> None:
             parent, child = spawn.Pipe()
-            ctx = dataclasses.replace(ctx, credentials=creds.only(*doors))
-            proc = spawn.Process(
-                target=party_main, args=(name, body, ctx, child, started.records), name=name, daemon=True
-            )
+            proc = spawn.Process(target=target, args=(*args, child, started.records), name=name, daemon=True)
             proc.start()
             started.parties[name], controls[name] = proc, parent
+
+        def start_party(name: str, body: Callable, ctx: PartyContext, doors: tuple[str, ...]) -> None:
+            start_process(name, party_main, (name, body, dataclasses.replace(ctx, credentials=creds.only(*doors))))
 
         def stop() -> None:
             for proc in started.parties.values():
@@ -93,6 +101,9 @@ class LocalRuntime:
             started.records.close()
 
         started.stop = stop
+        if hosting.pooled:
+            started.describe_exit = _pool_exit(hosting)
+            started.finish = _pool_totals(hosting, started, suite.measure.timeout_s)
         try:
             engines, tls_dir = self._start_engines(run, spawn, started, controls, creds, control_recv)
             start_party("key_authority", run_key_authority, base, ROLE_DOORS["key_authority"])
@@ -102,13 +113,28 @@ class LocalRuntime:
             agg_address = control_recv(controls["aggregator"], "aggregator", started)
             controls["aggregator"].send(ka["public"])
             holders = config.spec.key_holders
-            for i, shard in enumerate(run.data.clients):
+            key_authority = ka["key_holder"] if holders is KeyHolders.CLIENTS else None
+            client_creds = creds.only(*ROLE_DOORS[holders])
+
+            def client(i: int, worker: str | None = None) -> PartyContext:
+                """Client i's context; only the evaluating client 0 holds the test set."""
                 test = (run.data.test_x, run.data.test_y) if i == 0 else None
-                ctx = dataclasses.replace(base, client_index=i, data=shard, test=test)
-                start_party(f"client-{i}", run_client, ctx, ROLE_DOORS[holders])
-                key_authority = ka["key_holder"] if holders is KeyHolders.CLIENTS else None
-                engine = (engines[i], tls_dir) if engines else None
-                controls[f"client-{i}"].send(Wiring(key_authority, agg_address, engine))
+                shard = run.data.clients[i]
+                return dataclasses.replace(
+                    base, client_index=i, data=shard, test=test, credentials=client_creds, worker=worker
+                )
+
+            def wiring(i: int) -> Wiring:
+                return Wiring(key_authority, agg_address, (engines[i], tls_dir) if engines else None)
+
+            if hosting.pooled:
+                for name, group in hosting.workers().items():
+                    start_process(name, pool_main, (name, tuple(client(i, name) for i in group)))
+                    controls[name].send({i: wiring(i) for i in group})
+            else:
+                for i in range(len(run.data.clients)):
+                    start_party(f"client-{i}", run_client, client(i), ROLE_DOORS[holders])
+                    controls[f"client-{i}"].send(wiring(i))
         except BaseException:
             stop()
             raise
@@ -157,6 +183,34 @@ class LocalRuntime:
             started.parties[f"engine-{i}"], controls[f"engine-{i}"] = proc, parent
             endpoints.append(tuple(control_recv(parent, f"engine-{i}", started)))
         return endpoints, tls_dir
+
+
+def _pool_exit(hosting: Hosting) -> Callable[[str, int], tuple[str, str]]:
+    """A pool worker's death in words: which clients it hosted."""
+    workers = hosting.workers()
+
+    def describe(name: str, code: int) -> tuple[str, str]:
+        group = workers.get(name)
+        hosted = f" (hosting client-{group[0]} … client-{group[-1]})" if group else ""
+        return f"{name}{hosted} exited with code {code}", "see the message above; completed rounds are kept"
+
+    return describe
+
+
+def _pool_totals(hosting: Hosting, started: Started, timeout_s: float) -> Callable[[Callable[[Record], Any]], None]:
+    """After the last round: wait for the pool workers to end and write their ``pool_worker`` records."""
+
+    def finish(write: Callable[[Record], Any]) -> None:
+        workers = hosting.workers()
+        for name in workers:  # they end as soon as the aggregator's "done" reaches their clients
+            started.parties[name].join(timeout=min(timeout_s, 120.0))
+        with contextlib.suppress(queue.Empty, OSError, ValueError):
+            while True:
+                rec = started.records.get(timeout=0.5)
+                if isinstance(rec, PoolWorkerRecord):
+                    write(rec)
+
+    return finish
 
 
 def host_cores(suite: Suite) -> tuple[int, ...] | None:

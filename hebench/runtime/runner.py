@@ -81,10 +81,12 @@ class Runner:
                 "rerun the suite into a new --out folder",
             )
         note = lambda text: self.on_event(RunEvent(text, None))  # noqa: E731
+        data = load_federated(self.suite.data, self.suite.seed)
+        self.suite = self.suite.with_clients(len(data.clients))  # data.clients: all -> every writer found
         with self.runtime.session(self.suite, self.run_dir, note):
-            return self._run(resume)
+            return self._run(resume, data)
 
-    def _run(self, resume: bool) -> Path:
+    def _run(self, resume: bool, data: FederatedData) -> Path:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         results = self.folder.results
         if results.exists() and not resume:
@@ -187,7 +189,7 @@ class Runner:
             try:
                 while True:
                     rec = started.records.get(timeout=1.0)
-                    if rec.get("kind") == "party_error":
+                    if isinstance(rec, dict) and rec.get("kind") == "party_error":
                         problem, fix = f"{rec['role']} failed: {rec['problem']}", rec.get("fix", "")
                         break
             except (queue.Empty, OSError, ValueError):

@@ -1,0 +1,24 @@
+"""The scale benchmark's pieces: its suites are valid pools, its slopes are per-client fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from hebench.bench.scale import SLOPED, scale_suite, slopes
+from hebench.runtime.hosting import plan_hosting
+from hebench.suite import parse_suite
+
+
+@pytest.mark.parametrize("mode", ["raw", "host-he"])
+def test_scale_suites_run_every_client_count_in_a_pool(mode):
+    suite = parse_suite(scale_suite(256, mode))
+    assert suite.data.clients == 256 and suite.runtime.hosting == "pool"
+    assert plan_hosting(suite.runtime, 256, cores=(0, 1)).pooled
+
+
+def test_slopes_recover_a_per_client_line():
+    rows = [{key: 5.0 + 2.0 * n for key in SLOPED} | {"clients": n} for n in (8, 32, 128, 256)]
+    fitted = slopes(rows)
+    assert set(fitted) == set(SLOPED)
+    for fit in fitted.values():
+        assert fit["per_client"] == pytest.approx(2.0) and fit["intercept"] == pytest.approx(5.0)
