@@ -48,7 +48,7 @@ class OneHeavyClient(LocalRuntime):
 def _run(tmp_path_factory, name: str, hosting: dict) -> tuple[Path, list[dict]]:
     out = tmp_path_factory.mktemp(name)
     Runner(parse_suite(suite(hosting)), out, runtime=OneHeavyClient()).run()
-    return out, read_records(out / "results.jsonl").records
+    return out, [r.to_json() for r in read_records(out / "results.jsonl").records]
 
 
 @pytest.fixture(scope="module")

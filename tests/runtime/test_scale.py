@@ -41,7 +41,7 @@ def test_32_clients_in_a_pool_start_at_once_and_finish_every_round(tmp_path, att
         [{"mode": "host-he", "adapter": "tenseal-ckks"}] if "tenseal-ckks" in INSTALLED else []
     )
     Runner(parse_suite(many("pool", configs)), tmp_path).run()
-    assert_complete(read_records(tmp_path / "results.jsonl").records, 2)
+    assert_complete([r.to_json() for r in read_records(tmp_path / "results.jsonl").records], 2)
 
 
 @pytest.mark.slow
@@ -49,7 +49,7 @@ def test_32_clients_each_in_its_own_process_start_at_once(tmp_path):
     # guards the listen backlog: with a backlog of 1, runs of 8+ client processes stalled at set-up
     suite = many("process", [{"mode": "raw"}])
     Runner(parse_suite({**suite, "training": {"rounds": 1}}), tmp_path).run()
-    assert_complete(read_records(tmp_path / "results.jsonl").records, 1)
+    assert_complete([r.to_json() for r in read_records(tmp_path / "results.jsonl").records], 1)
 
 
 def test_femnist_writers_are_all_clients_and_a_few_are_sampled_each_round(tmp_path, femnist_sample):
@@ -62,7 +62,7 @@ def test_femnist_writers_are_all_clients_and_a_few_are_sampled_each_round(tmp_pa
         "runtime": {"hosting": "pool", "workers": 2},
     }
     Runner(parse_suite(suite), tmp_path).run()
-    records = read_records(tmp_path / "results.jsonl").records
+    records = [r.to_json() for r in read_records(tmp_path / "results.jsonl").records]
     run = next(r for r in records if r["kind"] == "run")
     assert run["data"]["clients"] == 5 and run["suite"]["data"]["clients"] == 5  # every writer of the sample
     aggregator = [r for r in records if r["kind"] == "party_round" and r["role"] == "aggregator"]
