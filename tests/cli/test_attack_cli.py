@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
+
+pytestmark = pytest.mark.slow  # attack optimisation through the CLI
 
 runner = CliRunner()
 

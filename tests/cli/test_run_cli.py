@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
 from hebench.results import read_records
+
+pytestmark = pytest.mark.slow  # end-to-end runs through the CLI
 
 runner = CliRunner()
 SUITE = {

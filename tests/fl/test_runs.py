@@ -16,6 +16,8 @@ from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
+pytestmark = pytest.mark.slow  # end-to-end federated runs
+
 HE = [a for a in ("tenseal-ckks", "paillier") if a in INSTALLED]
 SUITE = {
     "name": "e2e",

@@ -19,7 +19,7 @@ from hebench.errors import CiphertextError, ParameterError, PartyError
 from hebench.fl.party import Credentials, PartyContext
 from hebench.net.certs import make_certificates
 from hebench.net.stream import FramedSocket
-from hebench.results.records import HubNoteRecord
+from hebench.results.records import HubNoteRecord, PartyRoundRecord
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
@@ -231,8 +231,11 @@ def test_keys_never_cross_the_network_in_the_clear():
 def test_hub_records_are_filtered_by_door(tmp_path):
     hub = RunningHub(tmp_path, "host-he")
     client = hub.link("client", hub.client_key)
-    client.record({"kind": "party_round", "round": 0})
-    assert hub.records.get(timeout=10)["runtime"] == "flower"
+    client.record({"kind": "party_round", "role": "client", "client": 0, "round": 0})
+    record = hub.records.get(timeout=10)
+    assert (
+        isinstance(record, PartyRoundRecord) and record.runtime == "flower" and record.config == "host-he/tenseal-ckks"
+    )
     client.record({"kind": "flower_run"})  # only the server closes a run
     with pytest.raises(PartyError, match="not accepted here"):
         client.channel.recv()

@@ -17,6 +17,8 @@ from hebench.inversion.observation import observe, victim_gradients
 from hebench.inversion.recipes import load_recipe, recipe_names
 from hebench.suite import SelectiveSpec
 
+pytestmark = pytest.mark.slow  # attack optimisation
+
 
 def test_raw_dlg_recovers_a_single_image():
     records = run_plan(AttackPlan(images=1, seeds=1, restarts=4))

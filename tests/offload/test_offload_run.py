@@ -17,7 +17,7 @@ from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
-pytestmark = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")]
 SUITE = {
     "name": "offload",
     "data": {"dataset": "digits", "clients": 2},

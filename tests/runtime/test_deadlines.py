@@ -15,6 +15,8 @@ from hebench.runtime.local import LocalRuntime
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
+pytestmark = pytest.mark.slow  # a run that waits out its set-up deadline
+
 SUITE = {
     "name": "deadline",
     "data": {"dataset": "digits", "clients": 3},

@@ -22,6 +22,8 @@ from typer.testing import CliRunner
 from hebench.cli.main import app
 from hebench.results import read_records
 
+pytestmark = pytest.mark.slow  # end-to-end runs with a party killed
+
 ROUNDS = 12
 SUITE = {
     "name": "faults",

@@ -17,6 +17,8 @@ from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
+pytestmark = pytest.mark.slow  # end-to-end pooled runs
+
 HE = "tenseal-ckks"
 SLOW_CLIENT, HEAVIER = 1, 12  # client 1 trains on its shard repeated 12 times: 12x the steps
 

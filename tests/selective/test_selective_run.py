@@ -15,7 +15,7 @@ from hebench.selective.split import PLAIN
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
-pytestmark = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")]
 SUITE = {
     "name": "sel",
     "data": {"dataset": "digits", "clients": 2},
