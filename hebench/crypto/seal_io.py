@@ -1,0 +1,90 @@
+"""Bytes in and out of ``tenseal.sealapi`` objects, without per-value Python loops.
+
+The binding's ``save``/``load`` take file paths, so objects cross through one
+scratch file per thread in ``/dev/shm`` (memory-backed) where it exists.
+Plaintexts are built and read in SEAL's own serialisation format with numpy:
+the binding's encoders take Python lists, this takes an array. SEAL compresses
+what it saves with zstd (it is built with it); that is the wire format.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+import threading
+from typing import Any
+
+import numpy as np
+
+SEAL_MAGIC = 0xA15E
+_HEADER = struct.Struct("<HBBBBHQ")  # magic, header size, version major, minor, compression, reserved, total size
+_COMPR_NONE, _COMPR_ZSTD = 0, 2
+_SCRATCH_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+_local = threading.local()
+
+
+def scratch_path() -> str:
+    """This thread's scratch file (memory-backed where the OS offers /dev/shm)."""
+    path = getattr(_local, "path", None)
+    if path is None:
+        fd, path = tempfile.mkstemp(prefix="hebench-seal-", dir=_SCRATCH_DIR)
+        os.close(fd)
+        _local.path = path
+    return path
+
+
+def save_bytes(obj: Any) -> bytes:
+    """``obj.save(path)`` read back as bytes (ciphertexts, keys, plaintexts, parameters)."""
+    path = scratch_path()
+    obj.save(path)
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def load_from(obj: Any, data: bytes, *context: Any) -> Any:
+    """``obj.load([context,] path)`` from bytes; returns ``obj``."""
+    path = scratch_path()
+    with open(path, "wb") as fh:
+        fh.write(data)
+    obj.load(*context, path)
+    return obj
+
+
+def _header(version: tuple[int, int], size: int) -> bytes:
+    return _HEADER.pack(SEAL_MAGIC, _HEADER.size, version[0], version[1], _COMPR_NONE, 0, size)
+
+
+def seal_version(sample: bytes) -> tuple[int, int]:
+    """SEAL's serialisation version, read from any object it saved."""
+    magic, _, major, minor, *_ = _HEADER.unpack_from(sample)
+    if magic != SEAL_MAGIC:
+        raise ValueError("not a SEAL object")
+    return major, minor
+
+
+def plaintext_bytes(coeffs: np.ndarray, version: tuple[int, int]) -> bytes:
+    """A coefficient-form plaintext (parms_id zero, scale 1) in SEAL's uncompressed format."""
+    data = np.ascontiguousarray(coeffs, dtype="<u8")
+    inner = _header(version, _HEADER.size + 8 + data.nbytes) + struct.pack("<Q", data.size) + data.tobytes()
+    body = bytes(32) + struct.pack("<Qd", data.size, 1.0) + inner
+    return _header(version, _HEADER.size + len(body)) + body
+
+
+def plaintext_coefficients(saved: bytes, count: int) -> np.ndarray:
+    """The coefficients of a saved coefficient-form plaintext, zero-padded to ``count``."""
+    _, head, _, _, compression, _, _ = _HEADER.unpack_from(saved)
+    body = saved[head:]
+    if compression == _COMPR_ZSTD:
+        import zstandard
+
+        body = zstandard.ZstdDecompressor().decompress(body, max_output_size=64 + 16 * count + 64)
+    elif compression != _COMPR_NONE:
+        raise ValueError(f"unsupported SEAL compression mode {compression}")
+    inner = 32 + 16  # parms_id, coeff_count, scale
+    _, inner_head, *_ = _HEADER.unpack_from(body, inner)
+    (size,) = struct.unpack_from("<Q", body, inner + inner_head)
+    values = np.frombuffer(body, dtype="<u8", count=size, offset=inner + inner_head + 8)
+    out = np.zeros(count, dtype=np.uint64)
+    out[: min(size, count)] = values[:count]
+    return out
