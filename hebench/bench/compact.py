@@ -98,7 +98,7 @@ def _precision(records: list[dict[str, Any]], label: str) -> float | None:
     return None if keygen is None else keygen["info"]["precision"]
 
 
-def compact_round(rounds: int = 2) -> dict[str, Any]:
+def compact_round(rounds: int = 3) -> dict[str, Any]:
     data_path = femnist_sample()
     data = bench_data(data_path)
     records = _run(round_suite(data, rounds, offload=True))
