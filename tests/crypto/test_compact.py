@@ -148,3 +148,17 @@ def test_a_16_bit_update_costs_at_most_one_and_a_half_float32_and_8_bit_less_tha
         adapter = keyed("seal-bfv", bits=bits, max_summands=64)
         x = np.random.default_rng(3).uniform(-1, 1, 4 * adapter.slots)
         assert len(adapter.serialize(adapter.encrypt(x))) < ratio * 4 * len(x)
+
+
+def test_upload_and_aggregate_travel_zstd_compressed():
+    from hebench.crypto import wire
+    from hebench.crypto.base import CIPHERTEXT_MAGIC
+
+    holder = keyed("seal-bfv")
+    public = load_adapter(holder.export_keys(secret=False))
+    upload = holder.serialize(holder.encrypt(np.zeros(10)))
+    aggregate = public.serialize(public.add(public.deserialize(upload), public.deserialize(upload)))
+    for blob in (upload, aggregate):
+        _, parts = wire.unpack(CIPHERTEXT_MAGIC, blob, "ciphertext")
+        assert parts and all(p[:2] == b"\x5e\xa1" and p[5] == 2 for p in parts)  # SEAL header, compression: zstd
+    assert len(aggregate) > 1.5 * len(upload)  # the sum is no longer seeded: both polynomials travel back
