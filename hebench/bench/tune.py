@@ -1,7 +1,8 @@
 """``hebench tune``'s library side: measure candidate compact parameter sets here, keep the Pareto set.
 
 For a model (or a parameter count), a number of clients, value sizes and a security level, each
-candidate (``seal-bfv`` at every packing that fits, ``seal-ckks``, and the TenSEAL CKKS N=8192
+candidate (``seal-bfv`` at the packings that fit and, at the best packing, rings 2x and 4x the
+smallest secure one (same bytes, fewer per-ciphertext costs), ``seal-ckks``, and the TenSEAL CKKS N=8192
 baseline for reference) encrypts a sample of values as each client would, the aggregator sums
 ``clients`` of them (up to 4 distinct ones) with FedAvg weights and public keys only, and one
 client decrypts. Per value: upload and download bytes, CPU (client encrypt + serialize +
@@ -20,6 +21,7 @@ import numpy as np
 
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.compact_params import MAX_VALUES_PER_SLOT, SealBFVParams, bfv_layout
+from hebench.crypto.security import MAX_LOG_Q
 from hebench.errors import ParameterError
 
 BASELINE = {"ring_degree": 8192, "coeff_mod_bits": [60, 40, 40, 60], "scale_bits": 40}
@@ -70,6 +72,11 @@ def candidates(bits: list[int], clients: int, clip: float, security: int, baseli
                 continue
             if vps in (1, best) or vps == best - 1:
                 out.append(Candidate(f"seal-bfv {b}-bit x{vps}", "seal-bfv", {**common, "values_per_slot": vps}))
+        smallest = bfv_layout(SealBFVParams(**common)).ring_degree
+        for ring in (2 * smallest, 4 * smallest):  # larger rings: same bytes, fewer per-ciphertext costs
+            if ring <= max(MAX_LOG_Q):
+                params = {**common, "values_per_slot": best, "ring_degree": ring}
+                out.append(Candidate(f"seal-bfv {b}-bit x{best} N={ring}", "seal-bfv", params))
         out.append(Candidate(f"seal-ckks {b}-bit", "seal-ckks", common))
     if baseline:
         out.append(Candidate("tenseal-ckks N=8192", "tenseal-ckks", {**BASELINE, "max_summands": clients}))
