@@ -1,4 +1,4 @@
-"""A short federated run with the compact adapter: raw vs seal-bfv host-he on digits, 2 rounds."""
+"""A short federated run with the compact adapter: raw vs seal-bfv host-he (and offload) on digits, 2 rounds."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import zstandard
 
 from hebench.crypto import load_adapter
 from hebench.fl.runner import Runner
+from hebench.fl.summary import summarize_run
 from hebench.fl.transport import read_transcript
 from hebench.results import read_records
 from hebench.suite import parse_suite
@@ -27,6 +28,7 @@ SUITE = {
     "configurations": [
         {"mode": "raw"},
         {"mode": "host-he", "adapter": "seal-bfv", "params": {"bits": 16, "clip": 4.0, "max_summands": 4}},
+        {"mode": "offload", "adapter": "seal-bfv", "params": {"bits": 16, "clip": 4.0, "max_summands": 4}},
     ],
     "measure": {"transcripts": True},
 }
@@ -65,3 +67,13 @@ def test_aggregator_sums_seeded_ciphertexts_without_any_secret_key(run):
     windows = [key[i : i + 24] for key in (secret[16:], raw_key) for i in range(0, len(key) - 24, len(key) // 8)]
     assert received and secret not in received and not any(w in received for w in windows)
     assert secret in (folder / "client-0-keys.bin").read_bytes()  # the scan finds the key where it does travel
+
+
+def test_offload_engines_encrypt_seeded_and_decrypt_within_precision(run):
+    records = read_records(run / "results.jsonl").records
+    precision = next(r for r in records if r["kind"] == "keygen" and r["config"] == LABEL)["info"]["precision"]
+    rows = {r["config"]: r for r in summarize_run(records)}
+    host_he, offload = rows[LABEL], rows["offload/seal-bfv"]
+    assert offload["rounds_done"] == 2 and 0 < offload["max_abs_error"] <= precision
+    # the engines hold the secret key: their uploads are seeded, as small as the host-he clients'
+    assert offload["upload_bytes_per_client_round"] == pytest.approx(host_he["upload_bytes_per_client_round"], rel=0.05)
