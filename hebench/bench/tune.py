@@ -151,17 +151,24 @@ def tune(
     security: int = 128,
     sample: int = 1 << 17,
     baseline: bool = True,
-    on_start: Callable[[Candidate], None] | None = None,
+    on_start: Callable[[Candidate, int], None] | None = None,
+    on_done: Callable[[Measurement], None] | None = None,
 ) -> list[Measurement]:
-    """Measure every candidate on ``min(parameters, sample)`` values; per-value figures hold for any size."""
+    """Measure every candidate on ``min(parameters, sample)`` values; per-value figures hold for any size.
+
+    ``on_start(candidate, total)`` and ``on_done(measurement)`` report progress.
+    """
     if clients < 1 or parameters < 1:
         raise ParameterError("clients and parameters must be positive", "pass --clients N and a model or --parameters")
     values = min(parameters, sample)
+    todo = candidates(bits, clients, clip, security, baseline)
     results = []
-    for cand in candidates(bits, clients, clip, security, baseline):
+    for cand in todo:
         if on_start is not None:
-            on_start(cand)
+            on_start(cand, len(todo))
         results.append(measure(cand, values, clients, clip))
+        if on_done is not None:
+            on_done(results[-1])
     return pareto(results)
 
 

@@ -72,10 +72,13 @@ def tune_command(
     with progress_bar(quiet=fmt is OutputFormat.json) as progress:
         task = progress.add_task("measuring", total=None)
 
-        def on_start(cand: Candidate) -> None:
-            progress.update(task, description=cand.name, advance=1)
+        def on_start(cand: Candidate, total: int) -> None:
+            progress.update(task, description=cand.name, total=total)
 
-        results = tune(count, headroom or clients, sizes, clip, security, sample, baseline, on_start)
+        def on_done(_: Measurement) -> None:
+            progress.advance(task)
+
+        results = tune(count, headroom or clients, sizes, clip, security, sample, baseline, on_start, on_done)
     block = suite_block(results)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
