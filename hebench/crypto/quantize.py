@@ -13,8 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hebench.errors import PrecisionError
-
 
 @dataclass(frozen=True)
 class Quantizer:
@@ -35,14 +33,6 @@ class Quantizer:
     def max_error(self) -> float:
         """Bound on |dequantize(quantize(x)) - x| for one value."""
         return self.step if self.stochastic else self.step / 2
-
-    def check_range(self, vec: np.ndarray) -> None:
-        peak = float(np.max(np.abs(vec))) if vec.size else 0.0
-        if peak > self.clip:
-            raise PrecisionError(
-                f"vector holds |x| = {peak:.4g}, above the quantisation range clip = {self.clip:g}",
-                "raise the adapter's 'clip' parameter (a larger step: less precision), or scale the update",
-            )
 
     def quantize(self, vec: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         scaled = np.asarray(vec, dtype=np.float64) / self.step

@@ -25,7 +25,7 @@ from hebench.crypto import exact_weights, seal_io
 from hebench.crypto.base import EncryptedVector, HEAdapter, SchemeInfo
 from hebench.crypto.compact_params import CompactLayout, CompactParams
 from hebench.crypto.security import MAX_LOG_Q, lattice_security_bits
-from hebench.errors import CiphertextError, ParameterError
+from hebench.errors import CiphertextError, ParameterError, PrecisionError
 
 SYMMETRIC = "seeded-symmetric"
 PUBLIC = "public-key"
@@ -219,8 +219,6 @@ class SealAdapter(HEAdapter):
     def _check_range(self, vec: np.ndarray) -> None:
         peak = float(np.max(np.abs(vec))) if vec.size else 0.0
         if peak > self.params.clip:
-            from hebench.errors import PrecisionError
-
             raise PrecisionError(
                 f"vector holds |x| = {peak:.4g}, above the range clip = {self.params.clip:g}",
                 "raise the adapter's 'clip' parameter (a larger step: less precision), or scale the update",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -28,13 +29,11 @@ class SealCKKS(SealAdapter):
     def slots(self) -> int:
         return self.layout.ring_degree // 2
 
-    @property
+    @cached_property
     def _encoder(self) -> Any:
         import tenseal.sealapi as seal
 
-        if "_encoder_obj" not in self.__dict__:
-            self.__dict__["_encoder_obj"] = seal.CKKSEncoder(self.context)
-        return self.__dict__["_encoder_obj"]
+        return seal.CKKSEncoder(self.context)
 
     def precision(self) -> float:
         """Worst case of a weighted sum with weights totalling at most 1: noise and encoding, as float32."""
