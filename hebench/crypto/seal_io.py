@@ -1,7 +1,7 @@
 """Bytes in and out of ``tenseal.sealapi`` objects, without per-value Python loops.
 
-The binding's ``save``/``load`` take file paths, so objects cross through one
-scratch file per thread in ``/dev/shm`` (memory-backed) where it exists.
+The binding's ``save``/``load`` take file paths, so objects cross through
+reused scratch files in ``/dev/shm`` (memory-backed) where it exists.
 Plaintexts are built and read in SEAL's own serialisation format with numpy:
 the binding's encoders take Python lists, this takes an array. SEAL compresses
 what it saves with zstd (it is built with it); that is the wire format.
@@ -9,10 +9,13 @@ what it saves with zstd (it is built with it); that is the wire format.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import struct
 import tempfile
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,33 +24,60 @@ SEAL_MAGIC = 0xA15E
 _HEADER = struct.Struct("<HBBBBHQ")  # magic, header size, version major, minor, compression, reserved, total size
 _COMPR_NONE, _COMPR_ZSTD = 0, 2
 _SCRATCH_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
-_local = threading.local()
+_pool: list[str] = []  # scratch files not in use, of this process
+_created: list[str] = []
+_owner = os.getpid()
+_lock = threading.Lock()
 
 
-def scratch_path() -> str:
-    """This thread's scratch file (memory-backed where the OS offers /dev/shm)."""
-    path = getattr(_local, "path", None)
+def _remove_scratch() -> None:
+    if os.getpid() == _owner:
+        for path in _created:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+atexit.register(_remove_scratch)
+
+
+@contextlib.contextmanager
+def scratch_path() -> Iterator[str]:
+    """A scratch file for one save/load (memory-backed where the OS offers /dev/shm).
+
+    Files are reused (as many as calls run at once) and removed at exit; a forked child
+    never reuses its parent's.
+    """
+    global _owner
+    with _lock:
+        if os.getpid() != _owner:
+            _owner, _pool[:], _created[:] = os.getpid(), [], []
+        path = _pool.pop() if _pool else None
     if path is None:
         fd, path = tempfile.mkstemp(prefix="hebench-seal-", dir=_SCRATCH_DIR)
         os.close(fd)
-        _local.path = path
-    return path
+        with _lock:
+            _created.append(path)
+    try:
+        yield path
+    finally:
+        with _lock:
+            _pool.append(path)
 
 
 def save_bytes(obj: Any) -> bytes:
     """``obj.save(path)`` read back as bytes (ciphertexts, keys, plaintexts, parameters)."""
-    path = scratch_path()
-    obj.save(path)
-    with open(path, "rb") as fh:
-        return fh.read()
+    with scratch_path() as path:
+        obj.save(path)
+        with open(path, "rb") as fh:
+            return fh.read()
 
 
 def load_from(obj: Any, data: bytes, *context: Any) -> Any:
     """``obj.load([context,] path)`` from bytes; returns ``obj``."""
-    path = scratch_path()
-    with open(path, "wb") as fh:
-        fh.write(data)
-    obj.load(*context, path)
+    with scratch_path() as path:
+        with open(path, "wb") as fh:
+            fh.write(data)
+        obj.load(*context, path)
     return obj
 
 

@@ -162,3 +162,14 @@ def test_upload_and_aggregate_travel_zstd_compressed():
         _, parts = wire.unpack(CIPHERTEXT_MAGIC, blob, "ciphertext")
         assert parts and all(p[:2] == b"\x5e\xa1" and p[5] == 2 for p in parts)  # SEAL header, compression: zstd
     assert len(aggregate) > 1.5 * len(upload)  # the sum is no longer seeded: both polynomials travel back
+
+
+def test_scratch_files_are_reused_not_accumulated():
+    from hebench.crypto import seal_io
+
+    holder = keyed("seal-bfv")
+    holder.decrypt(holder.encrypt(np.zeros(3 * holder.slots)))
+    before = list(seal_io._created)
+    for _ in range(5):
+        holder.decrypt(holder.encrypt(np.zeros(3 * holder.slots)))
+    assert seal_io._created == before and all(p.startswith(seal_io._SCRATCH_DIR) for p in before)
