@@ -30,11 +30,29 @@ _owner = os.getpid()
 _lock = threading.Lock()
 
 
+_PREFIX = "hebench-seal-"
+
+
 def _remove_scratch() -> None:
     if os.getpid() == _owner:
         for path in _created:
             with contextlib.suppress(OSError):
                 os.unlink(path)
+
+
+def _sweep_stale() -> None:
+    """Remove scratch files left by processes that were killed before their exit handlers ran."""
+    for name in os.listdir(_SCRATCH_DIR):
+        pid = name[len(_PREFIX) :].split("-", 1)[0]
+        if not (name.startswith(_PREFIX) and pid.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(_SCRATCH_DIR, name))
+        except OSError:
+            pass  # alive, owned by someone else
 
 
 atexit.register(_remove_scratch)
@@ -44,8 +62,8 @@ atexit.register(_remove_scratch)
 def scratch_path() -> Iterator[str]:
     """A scratch file for one save/load (memory-backed where the OS offers /dev/shm).
 
-    Files are reused (as many as calls run at once) and removed at exit; a forked child
-    never reuses its parent's.
+    Files are reused (as many as calls run at once), removed at exit, and swept by the next
+    process when their owner was killed first; a forked child never reuses its parent's.
     """
     global _owner
     with _lock:
@@ -53,7 +71,9 @@ def scratch_path() -> Iterator[str]:
             _owner, _pool[:], _created[:] = os.getpid(), [], []
         path = _pool.pop() if _pool else None
     if path is None:
-        fd, path = tempfile.mkstemp(prefix="hebench-seal-", dir=_SCRATCH_DIR)
+        if not _created:
+            _sweep_stale()
+        fd, path = tempfile.mkstemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=_SCRATCH_DIR)
         os.close(fd)
         with _lock:
             _created.append(path)

@@ -173,3 +173,17 @@ def test_scratch_files_are_reused_not_accumulated():
     for _ in range(5):
         holder.decrypt(holder.encrypt(np.zeros(3 * holder.slots)))
     assert seal_io._created == before and all(p.startswith(seal_io._SCRATCH_DIR) for p in before)
+
+
+def test_scratch_files_of_dead_processes_are_swept():
+    import os
+    import subprocess
+    import sys
+
+    from hebench.crypto import seal_io
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = f"{seal_io._SCRATCH_DIR}/{seal_io._PREFIX}{int(dead.stdout)}-test"
+    open(stale, "wb").close()
+    seal_io._sweep_stale()
+    assert not os.path.exists(stale)
