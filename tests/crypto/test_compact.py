@@ -44,7 +44,7 @@ def test_smaller_security_level_or_insecure_choice_is_explicit():
     insecure = create_adapter(
         "seal-bfv", {"ring_degree": 1024, "bits": 8, "max_summands": 2, "values_per_slot": 3, "allow_insecure": True}
     )
-    assert insecure.info().security_bits == 0
+    assert 0 < insecure.info().security_bits < 128  # estimated below the standard's 128-bit bound
     with pytest.raises(ParameterError, match="no secure BFV layout"):
         create_adapter("seal-bfv", {"bits": 30, "max_summands": 10**6})
 
