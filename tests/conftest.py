@@ -8,7 +8,8 @@ import pytest
 
 from hebench.crypto.registry import list_adapters
 
-FAST_PARAMS: dict[str, dict] = {"paillier": {"key_bits": 2048}}
+COMPACT = {"clip": 4.0, "public_encryption": True}  # shared tests encrypt values up to 4, some with public keys
+FAST_PARAMS: dict[str, dict] = {"paillier": {"key_bits": 2048}, "seal-bfv": COMPACT, "seal-ckks": COMPACT}
 INSTALLED = [s.name for s in list_adapters() if s.available]
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -61,7 +61,9 @@ def run_plan(plan: OperationPlan) -> dict[str, Any]:
     extrapolated = measured < plan.size
 
     vectors = [rng.uniform(-1, 1, measured).astype(np.float32) for _ in range(plan.clients)]
-    weights = rng.integers(1, 100, plan.clients).astype(np.float64)
+    # sample-count weights whose total stays within the adapter's declared headroom (max_summands)
+    high = max(2, min(100, adapter.params.max_summands // plan.clients + 1))
+    weights = rng.integers(1, high, plan.clients).astype(np.float64)
     weights /= weights.sum()
     enc = adapter.encrypt(vectors[0])
     blob = public.serialize(enc)

@@ -49,10 +49,11 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,scale",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
+    parser.add_argument("--compact-rounds", type=int, default=20, help="rounds of the compact accuracy runs")
     parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -76,6 +77,16 @@ def main() -> None:
 
         result = offload_round()
         (args.out / "offload_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "compact_round" in only:
+        from hebench.bench.compact import compact_round
+
+        result = compact_round()
+        (args.out / "compact_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "compact_accuracy" in only:
+        from hebench.bench.compact import compact_accuracy
+
+        result = compact_accuracy(args.compact_rounds)
+        (args.out / "compact_accuracy.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "flower_round" in only:
         from hebench.bench.flower_round import flower_round
         from hebench.flower import require_flower

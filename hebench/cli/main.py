@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hebench import __version__
-from hebench.cli import attack, backends, compare, datasets, engine, flower, report, run
+from hebench.cli import attack, backends, compare, datasets, engine, flower, report, run, tune
 
 app = typer.Typer(
     name="hebench",
@@ -21,6 +21,7 @@ app.add_typer(engine.app, name="engine")
 app.add_typer(flower.app, name="flower")
 app.command("attack")(attack.attack)
 app.command("report")(report.report)
+app.command("tune")(tune.tune_command)
 
 
 def _version(value: bool) -> None:

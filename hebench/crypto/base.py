@@ -31,6 +31,7 @@ class SchemeInfo:
     precision: float  # max abs error of a weighted sum of up to max_summands vectors
     security_bits: int
     params: dict[str, Any]
+    encryption: str = "public-key"  # how this party encrypts: "public-key", "seeded-symmetric" or "none"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ class AdapterSpec:
 _PYFHEL_HINT = "python tools/build_pyfhel.py --install   (builds the sdist offline; see README)"
 _OPENFHE_HINT = "pip install 'hebench[openfhe]' on CPython 3.10 or 3.12"
 _OPENFHE_PY = ((3, 10), (3, 12))
+_SEAL_HINT = "pip install tenseal zstandard"
 
 SPECS: tuple[AdapterSpec, ...] = (
     AdapterSpec("plain", "none", "hebench.crypto.plain", "PlainAdapter", "numpy", "numpy", "pip install numpy"),
@@ -51,6 +52,8 @@ SPECS: tuple[AdapterSpec, ...] = (
         "tenseal",
         "pip install tenseal",
     ),
+    AdapterSpec("seal-bfv", "bfv", "hebench.crypto.seal_bfv", "SealBFV", "tenseal", "tenseal", _SEAL_HINT),
+    AdapterSpec("seal-ckks", "ckks", "hebench.crypto.seal_ckks", "SealCKKS", "tenseal", "tenseal", _SEAL_HINT),
     AdapterSpec("pyfhel-ckks", "ckks", "hebench.crypto.pyfhel_adapter", "PyfhelCKKS", "Pyfhel", "Pyfhel", _PYFHEL_HINT),
     AdapterSpec("pyfhel-bfv", "bfv", "hebench.crypto.pyfhel_adapter", "PyfhelBFV", "Pyfhel", "Pyfhel", _PYFHEL_HINT),
     AdapterSpec(

@@ -41,9 +41,10 @@ def test_weighted_sum_of_three_within_stated_precision(name):
     secret = keyed(name)
     public = load_adapter(secret.export_keys(secret=False))
     xs, weights = vectors(257), [0.2, 0.3, 0.5]
+    encrypter = secret if public.info().encryption == "none" else public  # compact sets: the key holder encrypts
     total = None
     for x, w in zip(xs, weights, strict=True):
-        term = public.multiply_plain(public.deserialize(public.serialize(public.encrypt(x))), w)
+        term = public.multiply_plain(public.deserialize(encrypter.serialize(encrypter.encrypt(x))), w)
         total = term if total is None else public.add(total, term)
     got = secret.decrypt(secret.deserialize(public.serialize(total)))
     want = sum(w * x.astype(np.float64) for x, w in zip(xs, weights, strict=True))
@@ -67,7 +68,7 @@ def test_public_keys_cannot_decrypt_and_hold_no_secret(name):
         assert not public.has_secret_key
         assert adapter.secret_key_bytes() not in public_blob
         with pytest.raises(CiphertextError, match="cannot decrypt"):
-            public.decrypt(public.encrypt(vectors(4, 1)[0]))
+            public.decrypt(adapter.encrypt(vectors(4, 1)[0]))
 
 
 def test_truncated_and_corrupted_bytes_are_refused(name):

@@ -15,6 +15,8 @@ def test_every_adapter_is_listed_with_install_hint():
         "paillier",
         "tenseal-ckks",
         "tenseal-bfv",
+        "seal-bfv",
+        "seal-ckks",
         "pyfhel-ckks",
         "pyfhel-bfv",
         "openfhe-ckks",

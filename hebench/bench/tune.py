@@ -1,0 +1,183 @@
+"""``hebench tune``'s library side: measure candidate compact parameter sets here, keep the Pareto set.
+
+For a model (or a parameter count), a number of clients, value sizes and a security level, each
+candidate (``seal-bfv`` at the packings that fit and, at the best packing, rings 2x and 4x the
+smallest secure one (same bytes, fewer per-ciphertext costs), ``seal-ckks``, and the TenSEAL CKKS N=8192
+baseline for reference) encrypts a sample of values as each client would, the aggregator sums
+``clients`` of them (up to 4 distinct ones) with FedAvg weights and public keys only, and one
+client decrypts. Per value: upload and download bytes, CPU (client encrypt + serialize +
+deserialize + decrypt, plus the aggregation's share per client), and the max error against numpy's
+weighted sum, beside the stated precision. The Pareto set minimises bytes, CPU and stated error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hebench.crypto import create_adapter, load_adapter
+from hebench.crypto.compact_params import MAX_VALUES_PER_SLOT, SealBFVParams, bfv_layout
+from hebench.crypto.security import MAX_LOG_Q
+from hebench.errors import ParameterError
+
+BASELINE = {"ring_degree": 8192, "coeff_mod_bits": [60, 40, 40, 60], "scale_bits": 40}
+MEASURED_CLIENTS = 4  # distinct updates encrypted; the weights still assume `clients` summands
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str
+    adapter: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    candidate: Candidate
+    ring_degree: int | None
+    log_q: int | None
+    values_per_slot: int
+    security_bits: int
+    upload_bytes_per_value: float
+    download_bytes_per_value: float
+    cpu_s_per_value: float
+    max_abs_error: float
+    precision: float
+    pareto: bool = False
+    phases_s: dict[str, float] = field(default_factory=dict)
+
+
+def model_parameters(model: str) -> int:
+    """Parameter count of a model hebench builds (28x28 inputs, 62 classes as FEMNIST; mlp: 10)."""
+    from hebench.models.registry import build_model, parameter_count
+
+    classes = 10 if model == "mlp" else 62
+    shape = (3, 32, 32) if model == "resnet18" else (1, 28, 28)
+    return parameter_count(build_model(model, shape, classes))
+
+
+def candidates(bits: list[int], clients: int, clip: float, security: int, baseline: bool) -> list[Candidate]:
+    out = []
+    for b in bits:
+        common = {"bits": b, "clip": clip, "max_summands": clients, "security_level": security}
+        best = bfv_layout(SealBFVParams(**common)).values_per_slot
+        for vps in range(1, MAX_VALUES_PER_SLOT + 1):
+            try:
+                bfv_layout(SealBFVParams(**common, values_per_slot=vps))
+            except ParameterError:
+                continue
+            if vps in (1, best) or vps == best - 1:
+                out.append(Candidate(f"seal-bfv {b}-bit x{vps}", "seal-bfv", {**common, "values_per_slot": vps}))
+        smallest = bfv_layout(SealBFVParams(**common)).ring_degree
+        for ring in (2 * smallest, 4 * smallest):  # larger rings: same bytes, fewer per-ciphertext costs
+            if ring <= max(MAX_LOG_Q):
+                params = {**common, "values_per_slot": best, "ring_degree": ring}
+                out.append(Candidate(f"seal-bfv {b}-bit x{best} N={ring}", "seal-bfv", params))
+        out.append(Candidate(f"seal-ckks {b}-bit", "seal-ckks", common))
+    if baseline:
+        out.append(Candidate("tenseal-ckks N=8192", "tenseal-ckks", {**BASELINE, "max_summands": clients}))
+    return out
+
+
+def measure(candidate: Candidate, values: int, clients: int, clip: float, seed: int = 0) -> Measurement:
+    rng = np.random.default_rng(seed)
+    holder = create_adapter(candidate.adapter, candidate.params)
+    holder.keygen()
+    public = load_adapter(holder.export_keys(secret=False))
+    k = min(clients, MEASURED_CLIENTS)
+    xs = [rng.uniform(-clip, clip, values) for _ in range(k)]
+    weight = 1.0 / clients
+    cpu: dict[str, float] = {}
+
+    def timed(phase: str, fn: Callable[[], Any]) -> Any:
+        start = time.process_time()
+        out = fn()
+        cpu[phase] = cpu.get(phase, 0.0) + time.process_time() - start
+        return out
+
+    blobs = [timed("encrypt", lambda x=x: holder.serialize(holder.encrypt(x))) for x in xs]
+    total = None
+    for blob in blobs:
+        term = timed("aggregate", lambda b=blob: public.multiply_plain(public.deserialize(b), weight))
+        total = term if total is None else timed("aggregate", lambda t=total, u=term: public.add(t, u))
+    aggregate = timed("aggregate", lambda: public.serialize(total))
+    got = timed("decrypt", lambda: holder.decrypt(holder.deserialize(aggregate)))
+    want = sum(weight * x for x in xs)
+    info = holder.info()
+    layout = info.params.get("layout", {})
+    per_client = cpu["encrypt"] / k + cpu["aggregate"] / k + cpu["decrypt"]
+    return Measurement(
+        candidate=candidate,
+        ring_degree=info.ring_degree,
+        log_q=info.log_q,
+        values_per_slot=int(layout.get("values_per_slot", 1)),
+        security_bits=info.security_bits,
+        upload_bytes_per_value=sum(map(len, blobs)) / k / values,
+        download_bytes_per_value=len(aggregate) / values,
+        cpu_s_per_value=per_client / values,
+        max_abs_error=float(np.abs(got - want).max()),
+        precision=info.precision,
+        phases_s={"encrypt": cpu["encrypt"] / k, "aggregate": cpu["aggregate"] / k, "decrypt": cpu["decrypt"]},
+    )
+
+
+def pareto(measurements: list[Measurement]) -> list[Measurement]:
+    """The same list, with ``pareto`` set where no other is at least as good in bytes, CPU and error.
+
+    Error is the stated precision (the guarantee), not the sample's max error, which varies by chance.
+    """
+
+    def key(m: Measurement) -> tuple[float, float, float]:
+        return (m.upload_bytes_per_value + m.download_bytes_per_value, m.cpu_s_per_value, m.precision)
+
+    out = []
+    for m in measurements:
+        dominated = any(
+            all(a <= b for a, b in zip(key(o), key(m), strict=True)) and key(o) != key(m) for o in measurements
+        )
+        out.append(Measurement(**{**m.__dict__, "pareto": not dominated}))
+    return out
+
+
+def tune(
+    parameters: int,
+    clients: int,
+    bits: list[int],
+    clip: float,
+    security: int = 128,
+    sample: int = 1 << 17,
+    baseline: bool = True,
+    on_start: Callable[[Candidate, int], None] | None = None,
+    on_done: Callable[[Measurement], None] | None = None,
+) -> list[Measurement]:
+    """Measure every candidate on ``min(parameters, sample)`` values; per-value figures hold for any size.
+
+    ``on_start(candidate, total)`` and ``on_done(measurement)`` report progress.
+    """
+    if clients < 1 or parameters < 1:
+        raise ParameterError("clients and parameters must be positive", "pass --clients N and a model or --parameters")
+    values = min(parameters, sample)
+    todo = candidates(bits, clients, clip, security, baseline)
+    results = []
+    for cand in todo:
+        if on_start is not None:
+            on_start(cand, len(todo))
+        results.append(measure(cand, values, clients, clip))
+        if on_done is not None:
+            on_done(results[-1])
+    return pareto(results)
+
+
+def suite_block(measurements: list[Measurement]) -> dict[str, Any]:
+    """The Pareto set as suite ``configurations`` (host-he; change ``mode`` to offload as needed)."""
+    return {
+        "configurations": [
+            {"name": m.candidate.name, "mode": "host-he", "adapter": m.candidate.adapter, "params": m.candidate.params}
+            for m in measurements
+            if m.pareto
+        ]
+    }
