@@ -167,7 +167,7 @@ def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Recon
         match = DISTANCES[cfg.distance](dummy_upload(obs, x, y), obs.gradients, obs.masks)
         loss = match + cfg.tv * total_variation(x)
         loss.backward()
-        value = float(match)
+        value = float(match.detach())
         if not math.isfinite(value):
             finite = False
             break

@@ -29,7 +29,14 @@ def _init_worker() -> None:
 
 
 def _run(obs: Observation, cfg: AttackConfig, seed: int, device: str) -> Reconstruction:
-    return reconstruct(obs if device == "cpu" else obs.to(device), cfg, seed)
+    if device != "cpu":
+        return reconstruct(obs.to(device), cfg, seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the workers: the same arithmetic, so results do not depend on ``workers``
+    try:
+        return reconstruct(obs, cfg, seed)
+    finally:
+        torch.set_num_threads(threads)
 
 
 class _Done:
