@@ -12,7 +12,7 @@ from typing import Any
 
 from hebench.fl.party import safe_label
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize
-from hebench.inversion.parallel import RestartPool
+from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.results import ResultWriter
 from hebench.suite import Configuration, SelectiveSpec, Suite
 
@@ -160,30 +160,25 @@ def run_campaign(
     start = time.perf_counter()
     summaries = []
     done: dict[AttackPlan, list[dict[str, Any]]] = {}
-    own = pool is None and bool(plans)
-    if own:
-        pool = RestartPool(plans[0].workers, plans[0].device)
-    try:
-        for plan in plans:
-            t0 = time.perf_counter()
-            key = _same_attack(plan)
-            if key in done:
-                records = [{**r, "plan": plan.name, "reused": True} for r in done[key]]
-                for rec in records:
-                    if on_result:
-                        on_result(plan, rec)
-            else:
-                records = run_plan(plan, (lambda rec, plan=plan: on_result(plan, rec)) if on_result else None, pool)
-                done[key] = records
+    if pool is None and plans:
+        pool = shared_pool(plans[0].workers, plans[0].device)
+    for plan in plans:
+        t0 = time.perf_counter()
+        key = _same_attack(plan)
+        if key in done:
+            records = [{**r, "plan": plan.name, "reused": True} for r in done[key]]
             for rec in records:
-                writer.write("attack", public(rec))
-            grid = None if plan.dry_run else save_grid(records, out_dir / f"{safe_label(plan.name)}.png")
-            summary = summary_of(plan, records, grid, time.perf_counter() - t0)
-            writer.write("attack_summary", summary)
-            summaries.append(summary)
-    finally:
-        if own and pool is not None:
-            pool.close()
+                if on_result:
+                    on_result(plan, rec)
+        else:
+            records = run_plan(plan, (lambda rec, plan=plan: on_result(plan, rec)) if on_result else None, pool)
+            done[key] = records
+        for rec in records:
+            writer.write("attack", public(rec))
+        grid = None if plan.dry_run else save_grid(records, out_dir / f"{safe_label(plan.name)}.png")
+        summary = summary_of(plan, records, grid, time.perf_counter() - t0)
+        writer.write("attack_summary", summary)
+        summaries.append(summary)
     if plans:
         writer.write(
             "attack_campaign",

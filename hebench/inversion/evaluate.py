@@ -28,7 +28,7 @@ from hebench.inversion.local_update import LocalTraining
 from hebench.inversion.mask_source import MASK_SOURCES, selective_mask
 from hebench.inversion.metrics import score, ssim
 from hebench.inversion.observation import ATTACKERS, Observation, observe, victim_update
-from hebench.inversion.parallel import RestartPool
+from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.recipes import load_recipe
 from hebench.inversion.success import SUCCESS_SSIM, success_rate
 from hebench.models import build_model
@@ -87,6 +87,11 @@ class AttackPlan:
         if self.mask_source not in MASK_SOURCES:
             raise ParameterError(
                 f"mask source '{self.mask_source}' is unknown", f"use one of {', '.join(MASK_SOURCES)}"
+            )
+        if self.local_steps is not None and self.model in ("resnet18", "cnn_dropout"):
+            raise ParameterError(
+                f"the {self.local_steps}-step replay needs a model without batch norm or dropout, not {self.model}",
+                "use lenet or mlp for local_steps, or attack one gradient",
             )
         if self.clients > self.data.clients:
             raise ParameterError(
@@ -188,22 +193,17 @@ def run_plan(
             }
             jobs.append((record, obs, x_all, model_seed))
     out = []
-    own = pool is None
-    pool = pool or RestartPool(plan.workers, plan.device)
-    try:
-        pending = []
-        for record, obs, x_all, model_seed in jobs:
-            tries = [] if plan.dry_run else [pool.submit(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
-            pending.append((record, obs, x_all, tries))
-        for record, obs, x_all, futures in pending:
-            if not plan.dry_run:
-                _score(record, obs, x_all, [f.result() for f in futures], pool.device)
-            out.append(record)
-            if on_result:
-                on_result(record)
-    finally:
-        if own:
-            pool.close()
+    pool = pool or shared_pool(plan.workers, plan.device)
+    pending = []
+    for record, obs, x_all, model_seed in jobs:
+        tries = [] if plan.dry_run else [pool.submit(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
+        pending.append((record, obs, x_all, tries))
+    for record, obs, x_all, futures in pending:
+        if not plan.dry_run:
+            _score(record, obs, x_all, [f.result() for f in futures], pool.device)
+        out.append(record)
+        if on_result:
+            on_result(record)
     return out
 
 

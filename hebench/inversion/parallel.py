@@ -9,6 +9,7 @@ same for any number of workers.
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -82,3 +83,21 @@ class RestartPool:
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+_SHARED: dict[tuple[int | None, str], RestartPool] = {}
+
+
+def shared_pool(workers: int | None, device: str) -> RestartPool:
+    """One pool per (workers, device) for the whole process, so plans run one by one reuse started workers."""
+    key = (workers, resolve_device(device))
+    if key not in _SHARED:
+        _SHARED[key] = RestartPool(workers, device)
+    return _SHARED[key]
+
+
+@atexit.register
+def _close_shared() -> None:
+    for pool in _SHARED.values():
+        pool.close()
+    _SHARED.clear()

@@ -13,7 +13,20 @@ runner = CliRunner()
 
 def test_attack_full_is_the_full_suite_dry_run(tmp_path):
     result = runner.invoke(
-        app, ["attack", "--full", "--dry-run", "--set", "privacy.images=1", "--out", str(tmp_path), "--format", "json"]
+        app,
+        [
+            "attack",
+            "--full",
+            "--dry-run",
+            "--set",
+            "privacy.images=1",
+            "--set",
+            "privacy.ratios=[0,0.1]",
+            "--out",
+            str(tmp_path),
+            "--format",
+            "json",
+        ],
     )
     assert result.exit_code == 0, result.output
     summaries = json.loads(result.stdout)["summaries"]
