@@ -147,6 +147,7 @@ def list_datasets() -> list[DatasetStatus]:
     root = cache_dir() / "torchvision"
     for name, (cls_name, _, _) in _TORCHVISION.items():
         present = (root / cls_name).is_dir() or (root / name).is_dir() or any(root.glob(f"{name}*"))
+        present = present or (name in FOLDERS and find_cifar(name, root) is not None)
         out.append(
             DatasetStatus(name, present, str(root), f"set data.download: true in a suite (torchvision {cls_name})")
         )

@@ -57,6 +57,7 @@ class Reconstruction:
     prior_only: bool = False
     label_source: str = "optimised"  # inferred (iDLG) | given | optimised (soft label) | none
     wall_s: float = 0.0  # time this restart took
+    cpu_s: float = 0.0  # CPU time of this process during the restart (all its threads)
 
 
 def resolve_device(device: str) -> str:
@@ -193,7 +194,7 @@ OPTIMIZERS = {"lbfgs": lbfgs_attack, "signed-adam": inverting_gradients}
 
 
 def reconstruct(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rec = OPTIMIZERS[cfg.optimizer](obs, cfg, seed)
-    rec.wall_s = time.perf_counter() - start
+    rec.wall_s, rec.cpu_s = time.perf_counter() - start, time.process_time() - cpu
     return rec

@@ -231,6 +231,7 @@ def _score(
             "grad_loss": best.grad_loss,
             "restart_losses": [t.grad_loss for t in tries],
             "restart_wall_s": [t.wall_s for t in tries],
+            "restart_cpu_s": [t.cpu_s for t in tries],
             "restart_steps": [len(t.trace) for t in tries],
             "diverged_restarts": sum(not t.finite for t in tries),
             "device": device,
@@ -259,9 +260,10 @@ def summarize(records: list[dict[str, Any]], success_ssim: float = SUCCESS_SSIM)
     per_image = [s for r in records for s in r.get("ssim_per_image", [])]
     if per_image:
         out["success"] = success_rate(per_image, success_ssim)
-    walls = [w for r in records for w in r.get("restart_wall_s", [])]
-    if walls:
-        out["restart_wall_s"] = {"mean": statistics.fmean(walls), "max": max(walls), "n": len(walls)}
+    for key in ("restart_wall_s", "restart_cpu_s"):
+        values = [w for r in records for w in r.get(key, [])]
+        if values:
+            out[key] = {"mean": statistics.fmean(values), "max": max(values), "n": len(values)}
     return out
 
 
