@@ -19,7 +19,7 @@ from hebench.errors import HebenchError, SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
 
 AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
-DATASETS = ("digits", "femnist", "mnist", "emnist", "cifar10", "cifar100")
+DATASETS = ("digits", "natural", "femnist", "mnist", "emnist", "cifar10", "cifar100")
 MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
 
 
@@ -28,7 +28,7 @@ class _Frozen(BaseModel):
 
 
 class DataSpec(_Frozen):
-    dataset: Literal["digits", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
+    dataset: Literal["digits", "natural", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
     clients: int | Literal["all"] = 3  # femnist: "all": every writer a client (LEAF)
     split: Literal["iid", "dirichlet"] = "iid"  # ignored by femnist, which is split by writer
     alpha: float = Field(0.5, gt=0)
@@ -151,6 +151,15 @@ class OffloadSpec(_Frozen):
     calibration: str | None = None  # `compare libraries --calibration-out` file from the target device
 
 
+class ThreatSpec(_Frozen):
+    """What a victim uploads: one gradient (DLG), or its update after E local SGD steps; alone or averaged."""
+
+    local_steps: int | None = Field(None, ge=1)  # None: one gradient; E: the update after E steps (lr known)
+    local_lr: float = Field(0.1, gt=0)
+    local_batch: int | None = Field(None, ge=1)  # local mini-batch (None: the whole batch each step)
+    clients: int = Field(1, ge=1)  # the attacker sees the FedAvg mean of this many clients' uploads
+
+
 class PrivacySpec(_Frozen):
     """Gradient-inversion attacks scored against each configuration, and a privacy–overhead frontier."""
 
@@ -165,6 +174,13 @@ class PrivacySpec(_Frozen):
     masks: tuple[Literal["sensitivity", "magnitude", "random"], ...] = ()  # frontier: masks x ratios
     ratios: tuple[float, ...] = ()
     sensitivity_samples: int = Field(16, ge=1)
+    batch_sizes: tuple[int, ...] = ()  # several victim batch sizes (overrides batch_size)
+    threats: tuple[ThreatSpec, ...] = (ThreatSpec(),)
+    attackers: tuple[Literal["mask-aware", "fedml-he-zeros", "fedml-he-noise"], ...] = ("mask-aware",)
+    mask_sources: tuple[Literal["sample", "local", "global"], ...] = ("local",)  # data-dependent masks
+    success_ssim: float = Field(0.6, ge=-1, le=1)  # an image counts as recovered at or above this SSIM
+    workers: int | None = Field(None, ge=1)  # restart worker processes (None: one per available core)
+    device: Literal["auto", "cpu", "cuda"] = "auto"
 
 
 class RuntimeSpec(_Frozen):

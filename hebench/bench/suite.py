@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
@@ -87,6 +87,11 @@ def main() -> None:
 
         result = compact_accuracy(args.compact_rounds)
         (args.out / "compact_accuracy.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "attack_restart" in only:
+        from hebench.bench.attack_restart import attack_restart
+
+        result = attack_restart()
+        (args.out / "attack_restart.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "flower_round" in only:
         from hebench.bench.flower_round import flower_round
         from hebench.flower import require_flower

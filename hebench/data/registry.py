@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from hebench.data.cache import cache_dir
+from hebench.data.cifar import FOLDERS, find_cifar
 from hebench.data.federated import ClientData, FederatedData
 from hebench.data.fetch import resolve
 from hebench.data.splits import partition
@@ -36,6 +37,13 @@ def _digits(spec: DataSpec, seed: int) -> FederatedData:
 
     x, y = load_digits_tensors()
     return _centralised(spec, seed, x, y, "digits", 10)
+
+
+def _natural(spec: DataSpec, seed: int) -> FederatedData:
+    from hebench.data.natural import CLASSES, load_natural_tensors
+
+    x, y = load_natural_tensors()
+    return _centralised(spec, seed, x, y, "natural", CLASSES)
 
 
 def _femnist(spec: DataSpec, seed: int) -> FederatedData:
@@ -76,6 +84,13 @@ _TORCHVISION = {
 
 def _torchvision(name: str) -> Callable[[DataSpec, int], FederatedData]:
     def load(spec: DataSpec, seed: int) -> FederatedData:
+        if name in FOLDERS:  # CIFAR unpacked on disk: read the pickles, torchvision or not
+            from hebench.data.cifar import load_cifar_tensors
+
+            root = Path(spec.path) if spec.path else cache_dir() / "torchvision"
+            if find_cifar(name, root) is not None:
+                x, y = load_cifar_tensors(name, root)
+                return _centralised(spec, seed, x, y, name, FOLDERS[name][1])
         try:
             import torchvision
         except Exception as err:  # PyPI's torchvision links CUDA libraries absent beside CPU torch
@@ -101,6 +116,7 @@ def _torchvision(name: str) -> Callable[[DataSpec, int], FederatedData]:
 
 LOADERS: dict[str, Callable[[DataSpec, int], FederatedData]] = {
     "digits": _digits,
+    "natural": _natural,
     "femnist": _femnist,
     **{name: _torchvision(name) for name in _TORCHVISION},
 }
@@ -119,7 +135,10 @@ class DatasetStatus:
 
 
 def list_datasets() -> list[DatasetStatus]:
-    out = [DatasetStatus("digits", True, "bundled with scikit-learn", "nothing to do")]
+    out = [
+        DatasetStatus("digits", True, "bundled with scikit-learn", "nothing to do"),
+        DatasetStatus("natural", True, "scikit-learn's sample photographs (32x32 patches)", "nothing to do"),
+    ]
     femnist = resolve("femnist")
     out.append(
         DatasetStatus(
@@ -132,6 +151,7 @@ def list_datasets() -> list[DatasetStatus]:
     root = cache_dir() / "torchvision"
     for name, (cls_name, _, _) in _TORCHVISION.items():
         present = (root / cls_name).is_dir() or (root / name).is_dir() or any(root.glob(f"{name}*"))
+        present = present or (name in FOLDERS and find_cifar(name, root) is not None)
         out.append(
             DatasetStatus(name, present, str(root), f"set data.download: true in a suite (torchvision {cls_name})")
         )

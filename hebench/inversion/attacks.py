@@ -1,4 +1,4 @@
-"""The attacks behind one signature: ``reconstruct(observation, seed) -> Reconstruction``.
+"""The attacks behind one signature: ``reconstruct(observation, cfg, seed) -> Reconstruction``.
 
 - ``dlg`` (Zhu et al., 2019): L-BFGS (lr 1) on dummy data and a soft dummy label,
   squared gradient distance.
@@ -6,19 +6,28 @@
 - ``inverting-gradients`` (Geiping et al., 2020): cosine distance + total variation,
   Adam on signed gradients, boxed to the image range, step decay.
 
-Every attack checks finiteness at each step and keeps its best iterate by its
-own gradient loss: it never looks at the private image.
+Labels: a recipe with ``known_label`` infers the label of a single image
+(iDLG); for more images behind the observation (batch > 1, or N clients) it is
+given the true labels (``Observation.labels``), as Geiping et al. assume for
+batches; ``dlg`` always optimises soft labels. ``label_source`` says which.
+
+The dummy's upload is simulated as the victim computed it: one gradient, or E
+local SGD steps per client, averaged over the clients. Every attack checks
+finiteness at each step and keeps its best iterate by its own gradient loss: it
+never looks at the private image. ``device`` picks where it runs (``auto``:
+CUDA when present).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from hebench.inversion.labels import infer_label
+from hebench.inversion.local_update import LocalTraining, _loss, simulate_update
 from hebench.inversion.matching import DISTANCES, total_variation
 from hebench.inversion.observation import Observation
 
@@ -46,39 +55,68 @@ class Reconstruction:
     finite: bool = True
     trace: list[float] = field(default_factory=list)
     prior_only: bool = False
+    label_source: str = "optimised"  # inferred (iDLG) | given | optimised (soft label) | none
+    wall_s: float = 0.0  # time this restart took
+    cpu_s: float = 0.0  # CPU time of this process during the restart (all its threads)
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` → ``cuda`` when a GPU is usable, else ``cpu``; other names pass through."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
 
 
 def prior(obs: Observation) -> Reconstruction:
     """What an attacker outputs with nothing to match: the middle of the box, class 0 (the floor)."""
-    shape = (obs.batch_size, *obs.input_shape)
+    shape = (obs.images, *obs.input_shape)
     return Reconstruction(
-        torch.full(shape, 0.5), torch.zeros(obs.batch_size, dtype=torch.long), math.nan, True, [], True
+        torch.full(shape, 0.5), torch.zeros(obs.images, dtype=torch.long), math.nan, True, [], True, "none"
     )
 
 
-def _soft_cross_entropy(logits: torch.Tensor, target_logits: torch.Tensor) -> torch.Tensor:
-    return torch.mean(torch.sum(-F.softmax(target_logits, dim=-1) * F.log_softmax(logits, dim=-1), dim=-1))
+def dummy_upload(obs: Observation, x: torch.Tensor, label: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """What the dummy data would upload under the observation's threat model (differentiable)."""
+    params = list(obs.model.parameters())
+    if obs.local is None and obs.clients == 1:
+        loss = _loss(obs.model(x), label)
+        return torch.autograd.grad(loss, params, create_graph=True)
+    local = obs.local or LocalTraining(steps=1, lr=1.0)
+    b = obs.batch_size
+    per_client = [
+        simulate_update(obs.model, x[k * b : (k + 1) * b], label[k * b : (k + 1) * b], local)
+        for k in range(obs.clients)
+    ]
+    if obs.clients == 1:
+        return per_client[0]
+    return tuple(torch.stack(ts).mean(0) for ts in zip(*per_client, strict=True))
 
 
-def _dummy_gradients(obs: Observation, x: torch.Tensor, label: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    logits = obs.model(x)
-    loss = F.cross_entropy(logits, label) if label.dtype == torch.long else _soft_cross_entropy(logits, label)
-    return torch.autograd.grad(loss, list(obs.model.parameters()), create_graph=True)
+def _labels(obs: Observation, cfg: AttackConfig, gen: torch.Generator) -> tuple[torch.Tensor, str]:
+    """The attacker's labels: inferred (iDLG) or given when the recipe knows them, else a soft dummy to optimise."""
+    if cfg.known_label:
+        if obs.images == 1:
+            label = infer_label(obs)
+            if label is not None:
+                return torch.tensor([label]), "inferred"
+        elif obs.labels is not None:
+            return obs.labels.clone(), "given"
+    return torch.randn((obs.images, obs.num_classes), generator=gen).requires_grad_(True), "optimised"
 
 
 def lbfgs_attack(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
     """DLG, and iDLG when the label is inferred."""
     if obs.gradients is None:
         return prior(obs)
+    dev = obs.gradients[0].device
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn((obs.batch_size, *obs.input_shape), generator=gen).requires_grad_(True)
-    label = infer_label(obs) if cfg.known_label else None
-    if label is not None:
-        y = torch.tensor([label])
-        variables = [x]
-    else:
-        y = torch.randn((obs.batch_size, obs.num_classes), generator=gen).requires_grad_(True)
-        variables = [x, y]
+    x = torch.randn((obs.images, *obs.input_shape), generator=gen)
+    y, source = _labels(obs, cfg, gen)
+    x, y = (
+        x.to(dev).requires_grad_(True),
+        (y.detach().to(dev).requires_grad_(True) if y.is_floating_point() else y.to(dev)),
+    )
+    variables = [x, y] if y.is_floating_point() else [x]
     opt = torch.optim.LBFGS(variables, lr=cfg.lr)
     distance = DISTANCES[cfg.distance]
     best = (math.inf, x.detach().clone(), y.detach().clone())
@@ -87,7 +125,7 @@ def lbfgs_attack(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstructi
 
     def closure() -> torch.Tensor:
         opt.zero_grad()
-        loss = distance(_dummy_gradients(obs, x, y), obs.gradients, obs.masks)
+        loss = distance(dummy_upload(obs, x, y), obs.gradients, obs.masks)
         loss.backward()
         return loss
 
@@ -105,23 +143,20 @@ def lbfgs_attack(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstructi
             since_best += 1
         if best[0] < cfg.tolerance or since_best >= cfg.patience:
             break
-    images = best[1].clamp(0, 1)
-    labels = best[2] if best[2].dtype == torch.long else best[2].argmax(dim=-1)
-    return Reconstruction(images, labels, best[0], finite, trace)
+    images = best[1].clamp(0, 1).cpu()
+    labels = (best[2] if best[2].dtype == torch.long else best[2].argmax(dim=-1)).cpu()
+    return Reconstruction(images, labels, best[0], finite, trace, label_source=source)
 
 
 def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
     if obs.gradients is None:
         return prior(obs)
+    dev = obs.gradients[0].device
     gen = torch.Generator().manual_seed(seed)
-    x = torch.rand((obs.batch_size, *obs.input_shape), generator=gen).requires_grad_(True)
-    label = infer_label(obs)
-    if label is None:  # no visible last layer: fall back to optimising a soft label as DLG does
-        y = torch.randn((obs.batch_size, obs.num_classes), generator=gen).requires_grad_(True)
-        params = [x, y]
-    else:
-        y = torch.tensor([label] * obs.batch_size)
-        params = [x]
+    x = torch.rand((obs.images, *obs.input_shape), generator=gen).to(dev).requires_grad_(True)
+    y, source = _labels(obs, cfg if cfg.known_label else _with_known(cfg), gen)
+    y = y.detach().to(dev).requires_grad_(True) if y.is_floating_point() else y.to(dev)
+    params = [x, y] if y.is_floating_point() else [x]
     opt = torch.optim.Adam(params, lr=cfg.lr)
     milestones = [int(cfg.steps * f) for f in (3 / 8, 5 / 8, 7 / 8)]
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=milestones, gamma=0.1)
@@ -130,10 +165,10 @@ def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Recon
     finite = True
     for _ in range(cfg.steps):
         opt.zero_grad()
-        match = DISTANCES[cfg.distance](_dummy_gradients(obs, x, y), obs.gradients, obs.masks)
+        match = DISTANCES[cfg.distance](dummy_upload(obs, x, y), obs.gradients, obs.masks)
         loss = match + cfg.tv * total_variation(x)
         loss.backward()
-        value = float(match)
+        value = float(match.detach())
         if not math.isfinite(value):
             finite = False
             break
@@ -145,12 +180,21 @@ def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Recon
         sched.step()
         with torch.no_grad():
             x.clamp_(0, 1)
-    labels = best[2] if best[2].dtype == torch.long else best[2].argmax(dim=-1)
-    return Reconstruction(best[1].clamp(0, 1), labels, best[0], finite, trace)
+    labels = (best[2] if best[2].dtype == torch.long else best[2].argmax(dim=-1)).cpu()
+    return Reconstruction(best[1].clamp(0, 1).cpu(), labels, best[0], finite, trace, label_source=source)
+
+
+def _with_known(cfg: AttackConfig) -> AttackConfig:
+    from dataclasses import replace
+
+    return replace(cfg, known_label=True)  # Inverting Gradients always takes the label it can get
 
 
 OPTIMIZERS = {"lbfgs": lbfgs_attack, "signed-adam": inverting_gradients}
 
 
 def reconstruct(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
-    return OPTIMIZERS[cfg.optimizer](obs, cfg, seed)
+    start, cpu = time.perf_counter(), time.process_time()
+    rec = OPTIMIZERS[cfg.optimizer](obs, cfg, seed)
+    rec.wall_s, rec.cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    return rec

@@ -1,17 +1,28 @@
 """A suite's attacks: one plan per configuration (what its aggregator saw) plus the
-privacy–overhead frontier (masks × encrypted ratios); records, summaries and PNG grids."""
+privacy–overhead frontier (masks × encrypted ratios × attackers × mask sources ×
+batch sizes × threat models); records, summaries and PNG grids."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize
+from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.modes import AttackerView
 from hebench.results import ResultWriter
 from hebench.results.run_folder import safe_label
 from hebench.suite import Configuration, SelectiveSpec, Suite
+
+# Which published setting each attacker corresponds to (shown beside the figures).
+ATTACKER_NOTES = {
+    "mask-aware": "knows the mask; encrypted coordinates left out of the loss (hebench's original view)",
+    "fedml-he-zeros": "FedML-HE's attacker (its Fig. 9): matches the whole update, encrypted coordinates read as 0",
+    "fedml-he-noise": "FedML-HE-style attacker: encrypted coordinates read as noise at the visible scale",
+}
 
 
 def view_of(config: Configuration) -> tuple[str, SelectiveSpec | None]:
@@ -22,34 +33,117 @@ def view_of(config: Configuration) -> tuple[str, SelectiveSpec | None]:
     return "he", None
 
 
+def _suffix(spec: Any, attacker: str, source: str, mask: str | None, batch: int, threat: Any) -> str:
+    parts = []
+    if attacker != "mask-aware" or len(spec.attackers) > 1:
+        parts.append(attacker)
+    if mask == "sensitivity" and (source != "local" or len(spec.mask_sources) > 1):
+        parts.append(f"src-{source}")
+    if batch != 1 or len(spec.batch_sizes) > 1:
+        parts.append(f"b{batch}")
+    if threat.local_steps is not None:
+        parts.append(f"E{threat.local_steps}")
+    if threat.clients > 1:
+        parts.append(f"N{threat.clients}")
+    return "".join(f"/{p}" for p in parts)
+
+
 def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
     spec = suite.privacy
     if spec is None:
         return []
-    common = {
-        "attack": spec.attack,
-        "model": spec.model,
-        "data": suite.data,
-        "batch_size": spec.batch_size,
-        "images": spec.images,
-        "seeds": spec.seeds,
-        "restarts": spec.restarts,
-        "steps": spec.steps,
-        "seed": suite.seed,
-        "dry_run": dry_run,
-    }
     plans = []
-    if spec.against_configurations:
-        for config in suite.configurations:
-            view, selective = view_of(config)
-            plans.append(AttackPlan(view=view, selective=selective, label=config.label, **common))
-    for mask in spec.masks:
-        for ratio in spec.ratios:
-            selective = SelectiveSpec(mask=mask, ratio=ratio, samples=spec.sensitivity_samples)
-            plans.append(
-                AttackPlan(view="selective", selective=selective, label=f"frontier/{mask}-{ratio:g}", **common)
-            )
+    for batch in spec.batch_sizes or (spec.batch_size,):
+        for threat in spec.threats:
+            common = {
+                "attack": spec.attack,
+                "model": spec.model,
+                "data": suite.data,
+                "batch_size": batch,
+                "images": spec.images,
+                "seeds": spec.seeds,
+                "restarts": spec.restarts,
+                "steps": spec.steps,
+                "seed": suite.seed,
+                "dry_run": dry_run,
+                "local_steps": threat.local_steps,
+                "local_lr": threat.local_lr,
+                "local_batch": threat.local_batch,
+                "clients": threat.clients,
+                "success_ssim": spec.success_ssim,
+                "workers": spec.workers,
+                "device": spec.device,
+            }
+            if spec.against_configurations:
+                for config in suite.configurations:
+                    view, selective = view_of(config)
+                    for attacker in spec.attackers if view == "selective" else ("mask-aware",):
+                        name = config.label + _suffix(spec, attacker, "local", None, batch, threat)
+                        plans.append(
+                            AttackPlan(view=view, selective=selective, label=name, attacker=attacker, **common)
+                        )
+            for mask in spec.masks:
+                for ratio in spec.ratios:
+                    selective = SelectiveSpec(mask=mask, ratio=ratio, samples=spec.sensitivity_samples)
+                    for source in spec.mask_sources if mask == "sensitivity" else spec.mask_sources[:1]:
+                        for attacker in spec.attackers:
+                            name = f"frontier/{mask}-{ratio:g}" + _suffix(spec, attacker, source, mask, batch, threat)
+                            plans.append(
+                                AttackPlan(
+                                    view="selective",
+                                    selective=selective,
+                                    label=name,
+                                    attacker=attacker,
+                                    mask_source=source,
+                                    **common,
+                                )
+                            )
     return plans
+
+
+def _same_attack(plan: AttackPlan) -> AttackPlan:
+    """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter."""
+    sel = plan.selective
+    if plan.view == "selective" and sel is not None and sel.mask != "layers" and sel.ratio in (0.0, 1.0):
+        return replace(
+            plan,
+            label="",
+            selective=SelectiveSpec(mask="random", ratio=sel.ratio),
+            attacker="mask-aware",
+            mask_source="local",
+        )
+    return replace(plan, label="")
+
+
+def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | None, wall_s: float) -> dict[str, Any]:
+    """The ``attack_summary`` record of one plan (the report's row)."""
+    selective = plan.selective
+    labels = sorted({r["label_source"] for r in records if r.get("label_source")})
+    return {
+        "plan": plan.name,
+        "attack": plan.attack,
+        "view": plan.view,
+        "mask": selective.mask if selective else None,
+        "ratio": selective.ratio if selective else (1.0 if plan.view == "he" else 0.0),
+        "model": plan.model,
+        "dataset": plan.data.dataset,
+        "batch_size": plan.batch_size,
+        "images": plan.images,
+        "seeds": plan.seeds,
+        "restarts": plan.restarts,
+        "dry_run": plan.dry_run,
+        "attacker": plan.attacker if plan.view == "selective" else None,
+        "attacker_note": ATTACKER_NOTES[plan.attacker] if plan.view == "selective" else None,
+        "mask_source": plan.mask_source if selective is not None and selective.mask == "sensitivity" else None,
+        "threat": plan.threat,
+        "local_steps": plan.local_steps,
+        "local_lr": plan.local_lr if plan.local_steps else None,
+        "clients": plan.clients,
+        "label_source": labels[0] if len(labels) == 1 else labels,
+        "wall_s": wall_s,
+        "grid": str(grid) if grid else None,
+        "scores": summarize([public(r) for r in records], plan.success_ssim),
+    }
 
 
 def run_campaign(
@@ -57,30 +151,43 @@ def run_campaign(
     writer: ResultWriter,
     out_dir: Path,
     on_result: Callable[[AttackPlan, dict], None] | None = None,
+    pool: RestartPool | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every plan; write each record and a summary per plan; save one PNG grid per plan."""
+    """Run every plan; write each record and a summary per plan; save one PNG grid per plan.
+
+    Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once.
+    An ``attack_campaign`` record closes the campaign with its duration, workers and device.
+    """
+    start = time.perf_counter()
     summaries = []
+    done: dict[AttackPlan, list[dict[str, Any]]] = {}
+    if pool is None and plans:
+        pool = shared_pool(plans[0].workers, plans[0].device)
     for plan in plans:
-        records = run_plan(plan, (lambda rec, plan=plan: on_result(plan, rec)) if on_result else None)
+        t0 = time.perf_counter()
+        key = _same_attack(plan)
+        if key in done:
+            records = [{**r, "plan": plan.name, "reused": True} for r in done[key]]
+            for rec in records:
+                if on_result:
+                    on_result(plan, rec)
+        else:
+            records = run_plan(plan, (lambda rec, plan=plan: on_result(plan, rec)) if on_result else None, pool)
+            done[key] = records
         for rec in records:
             writer.write("attack", public(rec))
         grid = None if plan.dry_run else save_grid(records, out_dir / f"{safe_label(plan.name)}.png")
-        selective = plan.selective
-        summary = {
-            "plan": plan.name,
-            "attack": plan.attack,
-            "view": plan.view,
-            "mask": selective.mask if selective else None,
-            "ratio": selective.ratio if selective else (1.0 if plan.view == "he" else 0.0),
-            "model": plan.model,
-            "batch_size": plan.batch_size,
-            "images": plan.images,
-            "seeds": plan.seeds,
-            "restarts": plan.restarts,
-            "dry_run": plan.dry_run,
-            "grid": str(grid) if grid else None,
-            "scores": summarize([public(r) for r in records]),
-        }
+        summary = summary_of(plan, records, grid, time.perf_counter() - t0)
         writer.write("attack_summary", summary)
         summaries.append(summary)
+    if plans:
+        writer.write(
+            "attack_campaign",
+            {
+                "plans": len(plans),
+                "wall_s": time.perf_counter() - start,
+                "workers": pool.workers if pool else None,
+                "device": pool.device if pool else None,
+            },
+        )
     return summaries

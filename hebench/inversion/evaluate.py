@@ -1,9 +1,11 @@
 """Run an attack over several victim batches, model seeds and restarts; score each reconstruction.
 
-The victim is a client of the suite's dataset: its batches are attacked, and
-its own local samples give the sensitivity map (FedML-HE's setting: the mask
-is known to the attacker). Scores use the private images only after the
-attack has chosen its output.
+The victim is client 0 of the suite's dataset (clients 0..N-1 when the
+attacker sees the aggregate of N). What it uploads is one gradient of its
+batch, or its update after E local SGD steps; what the attacker sees of that
+is the plan's view, and under selective encryption the plan's attacker and
+mask source decide the loss and the mask. Scores use the private images only
+after the attack has chosen its output (best restart by its own gradient loss).
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from hebench.data.registry import load_federated
-from hebench.inversion.attacks import Reconstruction, reconstruct
+from hebench.errors import DatasetError, ParameterError
+from hebench.inversion.attacks import Reconstruction, resolve_device
+from hebench.inversion.local_update import LocalTraining
+from hebench.inversion.mask_source import MASK_SOURCES, selective_mask
 from hebench.inversion.metrics import score, ssim
-from hebench.inversion.observation import observe, victim_gradients
+from hebench.inversion.observation import ATTACKERS, Observation, observe, victim_update
+from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.recipes import load_recipe
+from hebench.inversion.success import SUCCESS_SSIM, success_rate
 from hebench.models import build_model
-from hebench.selective.masks import layer_mask, local_map, top_fraction
+from hebench.models.lenet import dlg_init
 from hebench.suite import DataSpec, SelectiveSpec
 
 METRICS = ("mse", "psnr", "ssim", "uqi", "vifp", "msssim_upscaled")
@@ -38,14 +45,23 @@ class AttackPlan:
     selective: SelectiveSpec | None = None
     model: str = "lenet"
     data: DataSpec = field(default_factory=lambda: DataSpec(clients=1))
-    batch_size: int = 1
-    images: int = 4
-    seeds: int = 2
+    batch_size: int = 1  # images per client
+    images: int = 4  # victim batches
+    seeds: int = 2  # model initialisations per batch
     restarts: int = 4
     steps: int | None = None
     seed: int = 0
     dry_run: bool = False
     label: str = ""
+    attacker: str = "mask-aware"  # mask-aware | fedml-he-zeros | fedml-he-noise (selective only)
+    mask_source: str = "local"  # sample | local | global (data-dependent masks only)
+    local_steps: int | None = None  # None: one gradient (DLG); E: the upload after E local SGD steps
+    local_lr: float = 0.1  # known to the attacker
+    local_batch: int | None = None  # local mini-batch (None: the client's whole batch)
+    clients: int = 1  # the attacker sees the FedAvg mean of this many clients' uploads
+    success_ssim: float = SUCCESS_SSIM
+    workers: int | None = None  # restart worker processes (None: one per available core)
+    device: str = "auto"  # auto | cpu | cuda
 
     @property
     def name(self) -> str:
@@ -55,22 +71,41 @@ class AttackPlan:
             return f"selective/{self.selective.mask}-{self.selective.ratio:g}"
         return self.view
 
+    @property
+    def local(self) -> LocalTraining | None:
+        return None if self.local_steps is None else LocalTraining(self.local_steps, self.local_lr, self.local_batch)
+
+    @property
+    def threat(self) -> str:
+        """One line naming what was observed."""
+        what = "gradient" if self.local_steps is None else f"update after {self.local_steps} local steps"
+        return what + (f", FedAvg mean of {self.clients} clients" if self.clients > 1 else "")
+
+    def check(self) -> None:
+        if self.attacker not in ATTACKERS:
+            raise ParameterError(f"attacker '{self.attacker}' is unknown", f"use one of {', '.join(ATTACKERS)}")
+        if self.mask_source not in MASK_SOURCES:
+            raise ParameterError(
+                f"mask source '{self.mask_source}' is unknown", f"use one of {', '.join(MASK_SOURCES)}"
+            )
+        if self.local_steps is not None and self.model in ("resnet18", "cnn_dropout"):
+            raise ParameterError(
+                f"the {self.local_steps}-step replay needs a model without batch norm or dropout, not {self.model}",
+                "use lenet or mlp for local_steps, or attack one gradient",
+            )
+        if self.clients > self.data.clients:
+            raise ParameterError(
+                f"the attack averages {self.clients} clients but the data has {self.data.clients}",
+                f"set data.clients to at least {self.clients}",
+            )
+
 
 def init_model(name: str, shape: tuple[int, int, int], classes: int, seed: int) -> torch.nn.Module:
     torch.manual_seed(seed)
     model = build_model(name, shape, classes)
-    if name == "lenet":  # DLG's initialisation (mit-han-lab/dlg): weights and biases U(-0.5, 0.5)
-        for p in model.parameters():
-            torch.nn.init.uniform_(p, -0.5, 0.5)
+    if name == "lenet":
+        dlg_init(model)
     return model.eval()
-
-
-def selective_mask(
-    spec: SelectiveSpec, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, seed: int
-) -> np.ndarray:
-    if spec.mask == "layers":
-        return layer_mask(model, spec.layers)
-    return top_fraction(local_map(spec.mask, model, x[: spec.samples], y[: spec.samples], seed), spec.ratio)
 
 
 def _match(originals: np.ndarray, images: np.ndarray) -> list[int]:
@@ -82,66 +117,136 @@ def _match(originals: np.ndarray, images: np.ndarray) -> list[int]:
     return list(cols)
 
 
-def run_plan(plan: AttackPlan, on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+def _batches(plan: AttackPlan, clients: tuple, image: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    b = plan.batch_size
+    xs = [c.x[image * b : (image + 1) * b] for c in clients[: plan.clients]]
+    ys = [c.y[image * b : (image + 1) * b] for c in clients[: plan.clients]]
+    short = min(len(y) for y in ys)
+    if short < b:
+        have = min(len(c) for c in clients[: plan.clients])
+        raise DatasetError(
+            f"a victim client holds {have} images; {plan.images} batches of {b} need {plan.images * b}",
+            "lower privacy.images or batch_size, or data.clients (more images per client)",
+        )
+    return xs, ys
+
+
+def _observation(plan: AttackPlan, data, model, image: int, model_seed: int) -> tuple[Observation, dict, torch.Tensor]:
+    xs, ys = _batches(plan, data.clients, image)
+    local = plan.local
+    if local is not None:
+        local = replace(local, seed=model_seed)
+    upload = victim_update(model, xs, ys, local)
+    mask = None
+    if plan.view == "selective":
+        assert plan.selective is not None
+        mask = selective_mask(plan.selective, model, plan.mask_source, (xs[0], ys[0]), data.clients, model_seed)
+    y_all = torch.cat(ys)
+    obs = observe(
+        model,
+        upload,
+        plan.view,
+        mask,
+        data.input_shape,
+        data.num_classes,
+        plan.batch_size,
+        attacker=plan.attacker,
+        clients=plan.clients,
+        local=local,
+        labels=y_all,
+        seed=model_seed,
+    )
+    info = {
+        "visible_fraction": obs.visible_fraction,
+        "encrypted_fraction": None if mask is None else float(mask.mean()),
+    }
+    return obs, info, torch.cat(xs)
+
+
+def run_plan(
+    plan: AttackPlan, on_result: Callable[[dict[str, Any]], None] | None = None, pool: RestartPool | None = None
+) -> list[dict[str, Any]]:
+    plan.check()
     data = load_federated(plan.data, plan.seed)
-    victim = data.clients[0]
     cfg = load_recipe(plan.attack)
     if plan.steps:
         cfg = replace(cfg, steps=plan.steps)
-    out = []
+    jobs = []
     for image in range(plan.images):
-        xb = victim.x[image * plan.batch_size : (image + 1) * plan.batch_size]
-        yb = victim.y[image * plan.batch_size : (image + 1) * plan.batch_size]
         for s in range(plan.seeds):
             model_seed = plan.seed * 7919 + s
             model = init_model(plan.model, data.input_shape, data.num_classes, model_seed)
-            grads = victim_gradients(model, xb, yb)
-            mask = None
-            if plan.view == "selective":
-                assert plan.selective is not None
-                mask = selective_mask(plan.selective, model, victim.x, victim.y, model_seed)
-            obs = observe(model, grads, plan.view, mask, data.input_shape, data.num_classes, len(yb))
+            obs, info, x_all = _observation(plan, data, model, image, model_seed)
             record: dict[str, Any] = {
                 "plan": plan.name,
                 "attack": plan.attack,
                 "view": plan.view,
+                "attacker": plan.attacker if plan.view == "selective" else None,
+                "mask_source": plan.mask_source if plan.view == "selective" else None,
+                "threat": plan.threat,
+                "batch_size": plan.batch_size,
+                "clients": plan.clients,
+                "local_steps": plan.local_steps,
                 "image": image,
                 "seed": s,
-                "visible_fraction": obs.visible_fraction,
-                "encrypted_fraction": None if mask is None else float(mask.mean()),
+                **info,
             }
-            if plan.dry_run:
-                out.append(record)
-                if on_result:
-                    on_result(record)
-                continue
-            tries: list[Reconstruction] = [reconstruct(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
-            finite = [t for t in tries if t.finite and math.isfinite(t.grad_loss)] or tries
-            best = min(finite, key=lambda t: t.grad_loss if math.isfinite(t.grad_loss) else math.inf)
-            originals, images = xb.numpy(), best.images.numpy()
-            order = _match(originals, images)
-            scores = [score(originals[i], images[j]) for i, j in enumerate(order)]
-            record.update(
-                {
-                    "prior_only": best.prior_only,
-                    "grad_loss": best.grad_loss,
-                    "restart_losses": [t.grad_loss for t in tries],
-                    "diverged_restarts": sum(not t.finite for t in tries),
-                    "label_accuracy": float(np.mean([int(best.labels[j]) == int(yb[i]) for i, j in enumerate(order)])),
-                    **{m: float(np.mean([sc[m] for sc in scores])) for m in METRICS},
-                    "msssim": None,
-                    "_original": originals,
-                    "_reconstruction": images[order],
-                }
-            )
-            out.append(record)
-            if on_result:
-                on_result(record)
+            jobs.append((record, obs, x_all, model_seed))
+    out = []
+    pool = pool or shared_pool(plan.workers, plan.device)
+    pending = []
+    for record, obs, x_all, model_seed in jobs:
+        tries = [] if plan.dry_run else [pool.submit(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
+        pending.append((record, obs, x_all, tries))
+    for record, obs, x_all, futures in pending:
+        if not plan.dry_run:
+            _score(record, obs, x_all, [f.result() for f in futures], pool.device)
+        out.append(record)
+        if on_result:
+            on_result(record)
     return out
 
 
-def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean and spread per metric over images and seeds (not one lucky image)."""
+def _label_accuracy(found: torch.Tensor, true: torch.Tensor) -> float:
+    """Labels recovered, as multisets (a batch comes back unordered): |found ∩ true| / batch."""
+    from collections import Counter
+
+    common = Counter(int(v) for v in found) & Counter(int(v) for v in true)
+    return sum(common.values()) / max(len(true), 1)
+
+
+def _score(
+    record: dict[str, Any], obs: Observation, x_all: torch.Tensor, tries: list[Reconstruction], device: str
+) -> None:
+    finite = [t for t in tries if t.finite and math.isfinite(t.grad_loss)] or tries
+    best = min(finite, key=lambda t: t.grad_loss if math.isfinite(t.grad_loss) else math.inf)
+    originals, images = x_all.numpy(), best.images.numpy()
+    order = _match(originals, images)
+    scores = [score(originals[i], images[j]) for i, j in enumerate(order)]
+    labels = obs.labels if obs.labels is not None else torch.zeros(len(originals), dtype=torch.long)
+    record.update(
+        {
+            "prior_only": best.prior_only,
+            "label_source": best.label_source,
+            "grad_loss": best.grad_loss,
+            "restart_losses": [t.grad_loss for t in tries],
+            "restart_wall_s": [t.wall_s for t in tries],
+            "restart_cpu_s": [t.cpu_s for t in tries],
+            "restart_steps": [len(t.trace) for t in tries],
+            "diverged_restarts": sum(not t.finite for t in tries),
+            "device": device,
+            "label_accuracy": _label_accuracy(best.labels, labels),
+            **{m: float(np.mean([sc[m] for sc in scores])) for m in METRICS},
+            "ssim_per_image": [sc["ssim"] for sc in scores],
+            "msssim": None,
+            "_original": originals,
+            "_reconstruction": images[order],
+        }
+    )
+
+
+def summarize(records: list[dict[str, Any]], success_ssim: float = SUCCESS_SSIM) -> dict[str, Any]:
+    """Mean and spread per metric over images and seeds (not one lucky image), and the success rate."""
     out: dict[str, Any] = {"n": len(records)}
     for metric in (*METRICS, "label_accuracy", "grad_loss"):
         values = [r[metric] for r in records if r.get(metric) is not None and math.isfinite(r[metric])]
@@ -152,6 +257,13 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "min": min(values),
                 "max": max(values),
             }
+    per_image = [s for r in records for s in r.get("ssim_per_image", [])]
+    if per_image:
+        out["success"] = success_rate(per_image, success_ssim)
+    for key in ("restart_wall_s", "restart_cpu_s"):
+        values = [w for r in records for w in r.get(key, [])]
+        if values:
+            out[key] = {"mean": statistics.fmean(values), "max": max(values), "n": len(values)}
     return out
 
 
@@ -184,3 +296,6 @@ def save_grid(records: list[dict[str, Any]], path: Path, scale: int = 3) -> Path
 def public(record: dict[str, Any]) -> dict[str, Any]:
     """The record without its image arrays (for JSON lines)."""
     return {k: v for k, v in record.items() if not k.startswith("_")}
+
+
+__all__ = ["AttackPlan", "init_model", "public", "resolve_device", "run_plan", "save_grid", "summarize"]

@@ -2,7 +2,8 @@
 
 For cross-entropy, dL/db_i = p_i - y_i is negative only at the true label,
 and dL/dW_i = (p_i - y_i) h with non-negative features h (sigmoid/ReLU), so the
-true label's row sums negative. Only visible coordinates are used.
+true label's row sums negative (also for the sum of E local steps on that image). A
+mask-aware attacker uses the visible coordinates only; FedML-HE's attacker reads what it sees.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from hebench.inversion.observation import Observation
 
 
 def infer_label(obs: Observation) -> int | None:
-    if obs.gradients is None or obs.batch_size != 1:
+    if obs.gradients is None or obs.images != 1:
         return None
     weight, bias = obs.gradients[-2], obs.gradients[-1]
     masks = obs.masks

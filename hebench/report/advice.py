@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hebench.report.privacy_curves import privacy_curves
 from hebench.results.records import AttackSummaryRecord
 from hebench.results.summary import SummaryRow
 
@@ -66,19 +67,18 @@ def advise(
                 f"({fast['operations']['encrypt']['wall_s_per_value'] * 1e6:.2f} µs/value); smallest ciphertexts "
                 f"{small['adapter']} ({small['bytes']['fresh_per_value']:.1f} B/value)."
             )
-    frontier = [a for a in attacks if a.mask and "ssim" in a.scores]
     raw_leak = next((a for a in attacks if a.view == "raw" or (a.ratio == 0 and a.mask)), None)
-    if frontier and raw_leak and "ssim" in raw_leak.scores:
+    if raw_leak and "ssim" in raw_leak.scores:
         leak = raw_leak.scores["ssim"]["mean"]
-        for mask in sorted({a.mask for a in frontier if a.mask}):
-            pts = sorted((a.ratio, a.scores["ssim"]["mean"]) for a in frontier if a.mask == mask)
-            defended = [p for p, s in pts if s < 0.3 and p < 1.0]
+        for label, points in privacy_curves(attacks).items():
+            defended = [a.ratio for a in points if a.scores["ssim"]["mean"] < 0.3 and a.ratio < 1.0]
             out.append(
-                f"{mask} mask: reconstruction SSIM {leak:.2f} with nothing encrypted; "
+                f"{label}: reconstruction SSIM {leak:.2f} with nothing encrypted; "
                 + (
-                    f"falls below 0.3 from p = {defended[0]:g}."
+                    f"falls below 0.3 from p = {defended[0]:g} (in this setting only)."
                     if defended
-                    else "stays at or above 0.3 for every p < 1 measured (only full encryption defends here)."
+                    else "stays at or above 0.3 for every p < 1 measured: in this setting (data, attacker, "
+                    "mask source) only full encryption defended."
                 )
             )
     return out

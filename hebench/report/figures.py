@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from hebench.report.privacy_curves import privacy_curves
 from hebench.results.records import AttackSummaryRecord, RoundRecord
 from hebench.results.summary import SummaryRow
 
@@ -134,16 +135,14 @@ def library_ops(libraries: list[dict[str, Any]], size: int) -> Callable[[Figure]
 def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] | None) -> Callable[[Figure], None]:
     def draw(fig: Figure) -> None:
         ax = fig.subplots(1, 2 if costs else 1, squeeze=False)[0]
-        for mask in sorted({a.mask for a in attacks if a.mask}):
-            pts = sorted(((a.ratio, a.scores["ssim"]) for a in attacks if a.mask == mask), key=lambda p: p[0])
-            xs = [p[0] for p in pts]
+        for label, points in privacy_curves(attacks).items():
             ax[0].errorbar(
-                xs,
-                [p[1]["mean"] for p in pts],
-                yerr=[p[1]["std"] for p in pts],
+                [a.ratio for a in points],
+                [a.scores["ssim"]["mean"] for a in points],
+                yerr=[a.scores["ssim"]["std"] for a in points],
                 marker="o",
                 capsize=3,
-                label=f"{mask} mask",
+                label=label,
             )
         ax[0].set_xlabel("fraction of parameters encrypted (p)")
         ax[0].set_ylabel("reconstruction SSIM (mean ± std)")

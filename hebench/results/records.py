@@ -19,6 +19,7 @@ SCHEMA = "hebench.results/2"
 
 __all__ = [
     "SCHEMA",
+    "AttackCampaignRecord",
     "AttackRecord",
     "AttackSummaryRecord",
     "ConfigurationRecord",
@@ -305,6 +306,19 @@ class AttackRecord(Record):
     vifp: float | None = None
     msssim: float | None = None
     msssim_upscaled: float | None = None
+    attacker: str | None = None  # selective: mask-aware, fedml-he-zeros or fedml-he-noise
+    mask_source: str | None = None  # sensitivity masks: sample, local or global
+    threat: str | None = None  # one gradient, E local steps, or the average of N clients
+    batch_size: int | None = None
+    clients: int | None = None
+    local_steps: int | None = None
+    label_source: str | None = None  # inferred (iDLG), given, or optimised (DLG's soft labels)
+    restart_wall_s: tuple[float, ...] | None = None
+    restart_cpu_s: tuple[float, ...] | None = None
+    restart_steps: tuple[int, ...] | None = None
+    device: str | None = None
+    ssim_per_image: tuple[float, ...] | None = None
+    reused: bool | None = None  # the same attack as another plan's (p = 0 or 1 under several masks)
 
 
 @_register("attack_summary")
@@ -324,7 +338,28 @@ class AttackSummaryRecord(Record):
     restarts: int
     dry_run: bool = False
     grid: str | None = None  # PNG of originals and reconstructions
-    scores: Mapping[str, Any]
+    scores: Mapping[str, Any]  # per metric mean/std/min/max; success: threshold, k, n, rate and its Wilson interval
+    dataset: str | None = None
+    attacker: str | None = None
+    attacker_note: str | None = None
+    mask_source: str | None = None
+    threat: str | None = None
+    local_steps: int | None = None
+    local_lr: float | None = None
+    clients: int | None = None
+    label_source: str | tuple[str, ...] | None = None
+    wall_s: float | None = None
+
+
+@_register("attack_campaign")
+@dataclass(frozen=True, kw_only=True)
+class AttackCampaignRecord(Record):
+    """The close of an attack campaign: how many plans, how long, where the restarts ran."""
+
+    plans: int
+    wall_s: float
+    workers: int | None = None
+    device: str | None = None
 
 
 @_register("library_benchmark")

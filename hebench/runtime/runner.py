@@ -126,9 +126,9 @@ class Runner:
             summaries = read_records(self.folder.results, kind=AttackSummaryRecord).of(AttackSummaryRecord)
             finished = {r.plan for r in summaries}
             plans = [p for p in plans if p.name not in finished]
-        for plan in plans:
-            self.on_event(RunEvent(f"attack {plan.name}", None))
-            run_campaign([plan], writer, self.folder.attacks)
+        if plans:  # one campaign: its restart workers are shared, and attacks that coincide run once
+            self.on_event(RunEvent(f"attacks: {len(plans)} plans", None))
+            run_campaign(plans, writer, self.folder.attacks)
 
     def _initial(self, config: Configuration, start: int) -> np.ndarray | None:
         if start == 0:
