@@ -15,7 +15,7 @@ nox.options.sessions = ["tests", "lint"]
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pass pytest options after --)."""
+    """Run the test suite (pytest options after --; the fast loop: nox -s tests -- -m "not slow")."""
     session.run("python", "-m", "pytest", "-q", *session.posargs)
 
 

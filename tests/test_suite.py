@@ -28,7 +28,7 @@ def test_femnist_suite_is_the_fednic_setup():
         32,
         1,
     )
-    assert {c.mode for c in s.configurations} == {"raw", "host-he"}
+    assert {c.mode for c in s.configurations} == {"raw", "host-he", "offload"}
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from hebench.flower.app_files import write_app, write_run_config
 from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
 from hebench.flower.hub import HubSettings, run_hub
 from hebench.flower.plan import FlowerPlan
+from hebench.net.address import parse_address
 from hebench.results.records import FlowerRunRecord, Record
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started
@@ -141,7 +142,9 @@ class FlowerRuntime:
                 host=fed.hub_host,
                 ports=fed.hub_ports,
                 tls_dir=fed.hub_tls_dir,
-                engines=tuple(_address(e) for e in fed.engines) if config.spec.needs_engines else (),
+                engines=tuple(parse_address(e, "federation engine") for e in fed.engines)
+                if config.spec.needs_engines
+                else (),
                 engine_tls_dir=fed.engine_tls_dir,
             )
             parent.send(settings)
@@ -212,8 +215,3 @@ def _read_key(path: Path) -> bytes:
         raise PartyError(
             f"cannot read the federation's client key {path}: {err}", "recreate it with `hebench flower up`"
         ) from None
-
-
-def _address(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    return host, int(port)

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hebench.errors import PartyError
 from hebench.fl.aggregator import run_aggregator
 from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext, Wiring, party_main
 from hebench.modes import KeyHolders
+from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates
 from hebench.offload.engine import EngineConfig, local_engine_main
 from hebench.offload.placement import place
@@ -43,13 +43,6 @@ ROLE_DOORS = {
     KeyHolders.ENGINES: ("aggregator", "engine"),  # the engine uploads through the aggregator's door for its host
     KeyHolders.NONE: ("aggregator",),
 }
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise PartyError(f"engine address '{text}' is not HOST:PORT", "write e.g. offload.engines: ['dpu0:7000']")
-    return host, int(port)
 
 
 class LocalRuntime:
@@ -154,7 +147,7 @@ class LocalRuntime:
         if not run.config.spec.needs_engines:
             return [], None
         if spec.engines:
-            return [parse_address(a) for a in spec.engines], spec.tls_dir
+            return [parse_address(a, "offload.engines entry") for a in spec.engines], spec.tls_dir
         placement = place(spec)
         tls_dir = spec.tls_dir
         if spec.tls and not tls_dir:
