@@ -24,7 +24,7 @@ from hebench.results import read_records
 
 pytestmark = pytest.mark.slow  # end-to-end runs with a party killed
 
-ROUNDS = 12
+ROUNDS = 30  # enough that the run is still going when the kill lands
 SUITE = {
     "name": "faults",
     "data": {"dataset": "digits", "clients": 2},
