@@ -147,7 +147,7 @@ def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] |
         ax[0].set_xlabel("fraction of parameters encrypted (p)")
         ax[0].set_ylabel("reconstruction SSIM (mean ± std)")
         ax[0].set_ylim(-0.1, 1.05)
-        ax[0].legend(fontsize=8)
+        ax[0].legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)  # off the data
         if costs:
             xs = sorted(costs)
             ax[1].plot(xs, [costs[x] / 1e6 for x in xs], marker="s", color="#dd8452")
