@@ -47,7 +47,7 @@ class Client:
         before, epoch = self._traffic(), int(msg.meta.get("epoch", 0))
         with self.meter.phase("map"):
             local = self.local.score_map()
-        self.link.upload("map", {"round": -1, "epoch": epoch, "samples": 1}, [local], None, self.meter)
+        self.link.upload({"round": -1, "epoch": epoch, "samples": 1}, [local], None, self.meter)
         reply = self.link.channel.recv(self.link.reply_kinds["map"])
         opened = self.link.open(reply, epoch, self.meter)
         self.mask = self.local.agree(opened.encrypted)
@@ -78,7 +78,7 @@ class Client:
             encrypted, plain = split(vector, self.mask)
             pieces = split_layers(encrypted, self.sizes) if len(encrypted) else []
             meta = {"round": r, "epoch": epoch, "samples": self.local.samples}
-            self.link.upload("train", meta, pieces, plain if self.mask is not None else None, self.meter)
+            self.link.upload(meta, pieces, plain if self.mask is not None else None, self.meter)
             with self.meter.phase("wait"):
                 msg = self.link.channel.recv(expect)
         if msg.kind != expect:

@@ -46,7 +46,7 @@ class Link(ABC):
 
     @abstractmethod
     def upload(
-        self, kind: str, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
+        self, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
     ) -> None:
         """Send one update (``encrypted`` pieces, and the plaintext part of a selective update)."""
 
@@ -67,7 +67,7 @@ class DirectLink(Link):
         self.channel, self.cipher = aggregator, cipher
 
     def upload(
-        self, kind: str, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
+        self, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
     ) -> None:
         blobs = self.cipher.encrypt(encrypted, int(meta["epoch"]), meter)
         if plain is not None:
@@ -104,8 +104,8 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
             )
             ka.send(Message("hello", {"role": "client", "client": index}))
         load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
-        cipher = KeyHolderCipher(KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load).get, require_secret=True)
-        cipher.close = ka.close  # type: ignore[method-assign]
+        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)
+        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
     assert creds.aggregator is not None
     agg = connect(wiring.aggregator, creds.aggregator, "aggregator", ctx.timeout_s, ctx.transcript(f"client-{index}"))
     agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))

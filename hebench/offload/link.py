@@ -37,7 +37,7 @@ class EngineLink(Link):
         self.channel, self.chunk_values = engine, chunk_values
 
     def upload(
-        self, kind: str, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
+        self, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
     ) -> None:
         """Plaintext to the engine: chunks to encrypt, then (selective) the part to pass through."""
         r = int(meta["round"])
