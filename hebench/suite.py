@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from hebench.errors import HebenchError, SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
+from hebench.results.steady import warmup_rounds
 
 AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
 DATASETS = ("digits", "natural", "femnist", "mnist", "emnist", "cifar10", "cifar100")
@@ -136,7 +137,19 @@ class Configuration(_Frozen):
         if self.selective is not None:
             sel = self.selective
             base += f"/sel-layers-{'+'.join(sel.layers)}" if sel.mask == "layers" else f"/sel-{sel.mask}-{sel.ratio:g}"
-        return base + ("/per-layer" if self.packing == "per-layer" else "")
+        base += "/per-layer" if self.packing == "per-layer" else ""
+        return base + (f"[{params_tag(self.params)}]" if self.params else "")
+
+
+def params_tag(params: dict[str, Any]) -> str:
+    """Parameters in a label: ``key=value`` sorted by key, lists joined by ``+`` (``coeff_mod_bits=60+40+60``)."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return "+".join(value(x) for x in v)
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    return ",".join(f"{k}={value(params[k])}" for k in sorted(params))
 
 
 class OffloadSpec(_Frozen):
@@ -207,6 +220,12 @@ class MeasureSpec(_Frozen):
     transcripts: bool = False  # keep every byte each party received (security tests)
     timeout_s: float = Field(900.0, gt=0)  # longest wait for one message (a round's budget)
     setup_timeout_s: float = Field(300.0, gt=0)  # every party connected, keyed and ready within this
+    # rounds measured and recorded but kept out of headline figures; None: 1 when training.rounds >= 2, else 0
+    warmup_rounds: int | None = Field(None, ge=0)
+
+    def warmup_for(self, rounds: int) -> int:
+        """The warm-up rounds of a run of ``rounds`` rounds (at least one steady round is always left)."""
+        return warmup_rounds(self.warmup_rounds, rounds)
 
 
 class Suite(_Frozen):
@@ -226,7 +245,7 @@ class Suite(_Frozen):
     def _consistent(self) -> Suite:
         per_round = self.training.clients_per_round
         if self.data.clients == "all":  # checked against the writers found, when the data is loaded
-            return self._distinct_labels()
+            return self._checked()
         if per_round is not None and per_round > self.data.clients:
             raise ValueError(f"training.clients_per_round={per_round} exceeds data.clients={self.data.clients}")
         remote = self.offload.engines
@@ -234,13 +253,22 @@ class Suite(_Frozen):
             raise ValueError(f"offload.engines lists {len(remote)} engines for {self.data.clients} clients")
         if remote and not self.offload.tls_dir:
             raise ValueError("remote offload engines need mutual TLS: set offload.tls_dir (hebench engine certs DIR)")
-        return self._distinct_labels()
+        return self._checked()
 
-    def _distinct_labels(self) -> Suite:
+    def _checked(self) -> Suite:
+        warmup, rounds = self.measure.warmup_rounds, self.training.rounds
+        if warmup is not None and warmup >= rounds:
+            raise ValueError(
+                f"measure.warmup_rounds={warmup} leaves no steady round of training.rounds={rounds}; "
+                "lower it or add rounds"
+            )
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
-            raise ValueError(f"configurations repeat the names {dupes}; give each a distinct name")
+            raise ValueError(
+                f"two or more configurations have the label {', '.join(repr(d) for d in dupes)} (same mode, adapter, "
+                "params, packing and selective settings); give each a distinct name: field"
+            )
         return self
 
     def with_clients(self, count: int) -> Suite:

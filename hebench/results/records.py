@@ -37,6 +37,7 @@ __all__ = [
     "PoolWorkerRecord",
     "Record",
     "RoundRecord",
+    "RunFailedRecord",
     "RunRecord",
     "SecurityNoteRecord",
     "kinds",
@@ -231,6 +232,19 @@ class RoundRecord(Record):
     loss: float | None = None
     max_abs_error: float | None = None
     mean_abs_error: float | None = None
+    load_avg: float | None = None  # the machine's 1-minute load average when the round completed
+
+
+@_register("run_failed")
+@dataclass(frozen=True, kw_only=True)
+class RunFailedRecord(Record):
+    """Why a run stopped early (an error, a party that died, Ctrl-C): written before the error is raised."""
+
+    error: str  # the exception's type, e.g. PartyError, KeyboardInterrupt
+    problem: str
+    fix: str = ""
+    config: str | None = None  # the configuration running when it failed (None: before or between them)
+    round: int | None = None  # the round it was in (None: set-up, or between configurations)
 
 
 @_register("flower_run")

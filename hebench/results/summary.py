@@ -9,7 +9,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hebench.modes import KeyHolders, find_mode
-from hebench.results.records import ConfigurationRecord, KeygenRecord, PartyRoundRecord, Record, RoundRecord
+from hebench.results.records import (
+    ConfigurationRecord,
+    KeygenRecord,
+    PartyRoundRecord,
+    Record,
+    RoundRecord,
+    RunRecord,
+)
+from hebench.results.steady import cold_rounds, first_rounds, warmup_of_suite
 
 PHASES = ("train", "encrypt", "serialize", "send", "wait", "deserialize", "decrypt", "evaluate")
 AGG_PHASES = ("receive", "deserialize", "aggregate", "serialize", "send", "wait")
@@ -32,9 +40,17 @@ class Projection:
     projected: bool = True
 
 
+Spread = tuple[float, float]  # (min, max)
+
+
 @dataclass(frozen=True)
 class SummaryRow:
-    """One configuration of a run: means per round (per training client where it says client)."""
+    """One configuration of a run: means per steady round (per training client where it says client).
+
+    Headline costs (CPU, bytes, wall times and their ×raw ratios) leave out the warm-up rounds
+    (:mod:`hebench.results.steady`); ``*_rounds`` hold the per-round values they average (for
+    significance tests) and ``*_spread`` their (min, max) over steady rounds (and clients).
+    """
 
     config: str
     mode: str
@@ -50,7 +66,16 @@ class SummaryRow:
     loss: float | None = None
     max_abs_error: float | None = None
     client_cpu_s_per_round: float | None = None
-    client_cpu_s_spread: tuple[float, float] | None = None  # min, max over clients and rounds
+    client_cpu_s_spread: Spread | None = None  # min, max over clients and steady rounds
+    steady_rounds: int = 0  # rounds the headline figures average over
+    warmup_rounds: int = 0  # completed rounds left out of them
+    includes_warmup: bool = False  # True: no steady round yet, so the figures include a first (cold) round
+    client_cpu_s_rounds: tuple[float, ...] = ()  # per steady round: mean over training clients (CPU time)
+    upload_bytes_rounds: tuple[float, ...] = ()  # per steady round: mean over training clients
+    round_wall_s_rounds: tuple[float, ...] = ()  # per steady round (wall time)
+    upload_bytes_spread: Spread | None = None  # min, max over clients and steady rounds
+    round_wall_s_spread: Spread | None = None  # min, max over steady rounds
+    load_avg_max: float | None = None  # highest 1-minute load average recorded at a round's end
     upload_bytes_per_client_round: float | None = None
     download_bytes_per_client_round: float | None = None
     host_engine_bytes_per_round: float | None = None  # offload
@@ -146,13 +171,18 @@ def summarize_run(
     configurations whose records did not record their selective settings (early v1 files).
     """
     configs: dict[str, ConfigurationRecord] = {}
+    starts: dict[str, set[int]] = defaultdict(set)
+    warmup = 1
     rounds: dict[str, dict[int, RoundRecord]] = defaultdict(dict)
     clients: dict[str, list[PartyRoundRecord]] = defaultdict(list)
     aggs: dict[str, list[PartyRoundRecord]] = defaultdict(list)
     keygen: dict[str, KeygenRecord] = {}
     for rec in records:
-        if isinstance(rec, ConfigurationRecord):
+        if isinstance(rec, RunRecord):
+            warmup = warmup_of_suite(rec.suite)
+        elif isinstance(rec, ConfigurationRecord):
             configs[rec.config] = rec
+            starts[rec.config].add(rec.start_round)
         elif isinstance(rec, RoundRecord):
             rounds[rec.config][rec.round] = rec  # a resumed run's later record wins
         elif isinstance(rec, PartyRoundRecord) and rec.role == "client":
@@ -161,25 +191,67 @@ def summarize_run(
             aggs[rec.config].append(rec)
         elif isinstance(rec, KeygenRecord):
             keygen[rec.config] = rec  # the last key epoch
-    rows = [_row(c, rounds[k], clients[k], aggs[k], keygen.get(k)) for k, c in configs.items()]
+    rows = [
+        _row(c, rounds[k], _steady(rounds[k], starts[k], warmup), clients[k], aggs[k], keygen.get(k))
+        for k, c in configs.items()
+    ]
     rows = [_with_selective(row, configs[row.config], selective or {}) for row in rows]
     return _compared(rows, calibration)
+
+
+@dataclass(frozen=True)
+class _Steady:
+    rounds: frozenset[int]  # the rounds headline figures use
+    excluded: int  # completed warm-up rounds left out
+    cold: bool  # the rounds used include a first round after a (re)start
+
+
+def _steady(done: Mapping[int, RoundRecord], starts: Iterable[int], warmup: int) -> _Steady:
+    """The completed rounds past warm-up; all completed rounds (marked cold) when none is."""
+    starts = set(starts) or {0}
+    warm = {r for r in done if r not in cold_rounds(starts, warmup)}
+    if warm:
+        return _Steady(frozenset(warm), len(done) - len(warm), bool(warm & first_rounds(starts)))
+    return _Steady(frozenset(done), 0, bool(done))
+
+
+def _spread(values: list[float]) -> Spread | None:
+    return (min(values), max(values)) if values else None
+
+
+def _per_round(recs: Iterable[PartyRoundRecord], value: Any) -> tuple[float, ...]:
+    """Per round (in round order): the mean of ``value(rec)`` over that round's records."""
+    by_round: dict[int, list[float]] = defaultdict(list)
+    for rec in recs:
+        v = value(rec)
+        if v is not None:
+            by_round[rec.round].append(v)
+    return tuple(statistics.fmean(by_round[r]) for r in sorted(by_round))
 
 
 def _row(
     conf: ConfigurationRecord,
     done: dict[int, RoundRecord],
-    clients: list[PartyRoundRecord],
-    aggs: list[PartyRoundRecord],
+    steady: _Steady,
+    all_clients: list[PartyRoundRecord],
+    all_aggs: list[PartyRoundRecord],
     keygen: KeygenRecord | None,
 ) -> SummaryRow:
     last = done[max(done)] if done else None
+    clients = [c for c in all_clients if c.round in steady.rounds]
+    aggs = [a for a in all_aggs if a.round in steady.rounds]
     trained = [c for c in clients if c.trained]
     cpu = [c.phases.cpu_s(exclude=IDLE) for c in trained]
     spec = find_mode(conf.mode)
     offload = spec is not None and spec.key_holders is KeyHolders.ENGINES
     flower = conf.runtime == "flower"  # the host itself sends the engine's ciphertext through Flower
-    uploads = [c.engine.aggregator_bytes_sent if offload and not flower and c.engine else c.bytes_sent for c in trained]
+
+    def upload(c: PartyRoundRecord) -> float:
+        return c.engine.aggregator_bytes_sent if offload and not flower and c.engine else c.bytes_sent
+
+    uploads = [upload(c) for c in trained]
+    walls = [a.round_wall_s for a in aggs if a.round_wall_s is not None]
+    loads = [r.load_avg for r in done.values() if r.load_avg is not None]
     host_engine = [c.host_engine_bytes if flower else c.bytes_sent + c.bytes_received for c in trained]
     engines = [c.engine for c in trained if c.engine is not None]
     return SummaryRow(
@@ -194,9 +266,18 @@ def _row(
         rounds_done=len(done),
         accuracy=last.accuracy if last else None,
         loss=last.loss if last else None,
-        max_abs_error=max((r.max_abs_error or 0.0 for r in done.values()), default=None),
+        max_abs_error=max((r.max_abs_error or 0.0 for r in done.values()), default=None),  # every round
         client_cpu_s_per_round=_mean(cpu),
-        client_cpu_s_spread=(min(cpu), max(cpu)) if cpu else None,
+        client_cpu_s_spread=_spread(cpu),
+        steady_rounds=len(steady.rounds),
+        warmup_rounds=steady.excluded,
+        includes_warmup=steady.cold,
+        client_cpu_s_rounds=_per_round(trained, lambda c: c.phases.cpu_s(exclude=IDLE)),
+        upload_bytes_rounds=_per_round(trained, upload),
+        round_wall_s_rounds=_per_round(aggs, lambda a: a.round_wall_s),
+        upload_bytes_spread=_spread(uploads),
+        round_wall_s_spread=_spread(walls),
+        load_avg_max=max(loads, default=None),
         upload_bytes_per_client_round=_mean(uploads),
         download_bytes_per_client_round=_mean(c.bytes_received for c in clients),
         host_engine_bytes_per_round=_mean(host_engine) if offload else None,
@@ -210,7 +291,7 @@ def _row(
         aggregator_cpu_s_per_round=_mean(a.phases.cpu_s(exclude=("wait", "receive")) for a in aggs),
         client_wall_s={ph: _mean(c.phases.wall_s(ph) for c in trained) for ph in PHASES},
         aggregator_wall_s={ph: _mean(a.phases.wall_s(ph) for a in aggs) for ph in AGG_PHASES},
-        peak_rss_bytes=max((c.peak_rss_bytes for c in clients if c.peak_rss_bytes is not None), default=None),
+        peak_rss_bytes=max((c.peak_rss_bytes for c in all_clients if c.peak_rss_bytes is not None), default=None),
         keygen_s=keygen.phases.wall_s("keygen") if keygen else None,
     )
 

@@ -10,6 +10,7 @@ before the next starts; ``resume`` continues from the last one.
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 from collections.abc import Callable
@@ -253,7 +254,9 @@ class Runner:
             oracle_ready = not suite.measure.decryption_error or state["aggregate"] is not None
             while round_index in pending and pending[round_index]["parties"] == clients + 1 and oracle_ready:
                 state = pending.pop(round_index)
-                record = RoundRecord(config=label, round=round_index, **state["metrics"], **self._error(state))
+                record = RoundRecord(
+                    config=label, round=round_index, **state["metrics"], **self._error(state), load_avg=_load_avg()
+                )
                 writer.write(record)
                 self.on_event(RunEvent(label, round_index, record.to_json()))
                 round_index += 1
@@ -268,6 +271,14 @@ class Runner:
         want = sum(float(w) * state["updates"][int(i)].astype(np.float64) for i, w in weights.items())
         err = np.abs(got.astype(np.float64) - want)
         return {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
+
+
+def _load_avg() -> float | None:
+    """The machine's 1-minute load average (None where the OS has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def _round_state() -> dict[str, Any]:
