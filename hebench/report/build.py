@@ -6,6 +6,8 @@ import base64
 import csv
 import datetime as dt
 import itertools
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,33 +17,47 @@ from hebench import __version__
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
 from hebench.report.advice import advise
-from hebench.report.load import Source, load_source
+from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
-from hebench.results.records import PartyRoundRecord, RoundRecord
+from hebench.results import units as U
+from hebench.results.load_flags import load_notes
+from hebench.results.records import PartyRoundRecord, RoundRecord, RunFailedRecord
+from hebench.results.suite_diff import suite_differences
+from hebench.results.summary import SummaryRow
 
-COST_COLUMNS = [
-    ("config", "configuration"),
-    ("accuracy", "accuracy"),
-    ("client_cpu_s_per_round", "host CPU s/round"),
-    ("engine_cpu_s_per_round", "engine CPU s/round"),
-    ("upload_bytes_per_client_round", "upload B/round"),
-    ("bytes_overhead_vs_raw", "bytes ×raw"),
-    ("cpu_overhead_vs_raw", "CPU ×raw"),
-    ("round_wall_s", "round s"),
-    ("flower_round_wall_s", "Flower round s"),
-    ("peak_rss_bytes", "peak RSS B"),
-    ("max_abs_error", "max error"),
+# (row field, CSV header with its unit, cell formatter): CPU is OS-accounted process CPU time, wall is elapsed
+COST_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("config", "configuration", str),
+    ("accuracy", "accuracy", U.fmt_number),
+    ("client_cpu_s_per_round", "client CPU s/round", U.fmt_seconds),
+    ("engine_cpu_s_per_round", "engine CPU s/round", U.fmt_seconds),
+    ("upload_bytes_per_client_round", "upload B/round", U.fmt_bytes),
+    ("bytes_overhead_vs_raw", "upload ×raw", U.fmt_ratio),
+    ("cpu_overhead_vs_raw", "client CPU ×raw", U.fmt_ratio),
+    ("round_wall_s", "round wall s", U.fmt_seconds),
+    ("flower_round_wall_s", "Flower round wall s", U.fmt_seconds),
+    ("peak_rss_bytes", "peak RSS B", U.fmt_bytes),
+    ("max_abs_error", "max error", lambda v: U.MISSING if v is None else f"{v:.2g}"),
+    ("steady_rounds", "steady rounds", U.fmt_number),
+    ("warmup_rounds", "warm-up rounds", U.fmt_number),
+]
+# the overhead table: ratios to raw and the spread over steady rounds behind them
+OVERHEAD_HEADER = [
+    "configuration",
+    "client CPU ×raw",
+    "client CPU s min",
+    "client CPU s max",
+    "upload ×raw",
+    "upload B min",
+    "upload B max",
+    "round wall ×raw",
+    "round wall s min",
+    "round wall s max",
 ]
 
 
 def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
+    return U.fmt_number(value) if isinstance(value, (int, float)) or value is None else str(value)
 
 
 def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
@@ -53,16 +69,86 @@ def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
     return path
 
 
+def _table(files: Path, name: str, header: list[str], values: list[list[Any]], cells: list[list[str]]) -> dict:
+    """A report table: ``cells`` shown, ``values`` (plain numbers, units in ``header``) written as CSV."""
+    return {"header": header, "rows": cells, "csv": write_csv(files / f"{name}.csv", header, values).name}
+
+
+def _overhead_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
+    values, cells = [], []
+    for r in rows:
+        cpu, up, wall = r.client_cpu_s_spread, r.upload_bytes_spread, r.round_wall_s_spread
+        values.append(
+            [
+                r.config,
+                r.cpu_overhead_vs_raw,
+                *(cpu or (None, None)),
+                r.bytes_overhead_vs_raw,
+                *(up or (None, None)),
+                r.round_time_vs_raw,
+                *(wall or (None, None)),
+            ]
+        )
+        cells.append(
+            [
+                r.config,
+                U.fmt_ratio(r.cpu_overhead_vs_raw),
+                U.fmt_spread(cpu, "s"),
+                U.fmt_ratio(r.bytes_overhead_vs_raw),
+                U.fmt_spread(up, "B"),
+                U.fmt_ratio(r.round_time_vs_raw),
+                U.fmt_spread(wall, "s"),
+            ]
+        )
+    header = [
+        "configuration",
+        "client CPU ×raw",
+        "client CPU range",
+        "upload ×raw",
+        "upload range",
+        "round wall ×raw",
+        "round wall range",
+    ]
+    table = _table(files, f"{prefix}-overhead", OVERHEAD_HEADER, values, cells)
+    return {**table, "header": header}
+
+
+def _steady_note(rows: list[SummaryRow]) -> str:
+    """What the headline figures average over: steady rounds, or (said plainly) warm-up included."""
+    cold = [r.config for r in rows if r.includes_warmup]
+    warm = {r.warmup_rounds for r in rows if not r.includes_warmup}
+    parts = []
+    if warm:
+        n = max(warm)
+        parts.append(
+            f"Per-round figures and ×raw ratios are means over steady rounds: the first {n} round(s) after the "
+            "parties start (warm-up) are measured and recorded but left out. Ranges are min–max over steady "
+            "rounds (and clients)."
+            if n
+            else "Per-round figures are means over every round (measure.warmup_rounds: 0)."
+        )
+    if cold:
+        parts.append(
+            f"{', '.join(cold)}: no steady round completed, so these figures include the first (warm-up) round "
+            "and overstate steady-state costs; run at least 2 rounds."
+        )
+    return " ".join(parts)
+
+
 def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dict[str, Any]:
     rows = list(source.rows)
     rounds = source.of(RoundRecord)
+    failure = source.failure
     section: dict[str, Any] = {
         "label": source.label,
+        "suite_name": source.suite_name,
         "rows": rows,
         "figures": [],
         "quality": [],
         "notes": list(source.notes),
         "remarks": [],  # shown with the run's costs
+        "failure": failure_text(failure) if failure else None,
+        "load": load_notes(source.run, rows),
         "advice": advise(rows, [], []),
         "cycles": any(p.cycles_source for p in source.of(PartyRoundRecord)),
     }
@@ -71,20 +157,20 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
     if any(r.runtime == "flower" for r in rows):
         section["label"] += " (on Flower)"
         section["remarks"].append(
-            "Run on Flower's deployment engine: CPU and bytes are measured as in local runs; 'Flower round s' "
+            "Run on Flower's deployment engine: CPU and bytes are measured as in local runs; 'Flower round wall s' "
             "includes Flower's polling and a ClientApp process per message, so it is not comparable with "
             "local round times."
         )
     prefix = f"run{idx}"
-    section["table"] = {
-        "header": [h for _, h in COST_COLUMNS],
-        "rows": [[_fmt(getattr(r, k)) for k, _ in COST_COLUMNS] for r in rows],
-        "csv": write_csv(
-            files / f"{prefix}-costs.csv",
-            [h for _, h in COST_COLUMNS],
-            [[getattr(r, k) for k, _ in COST_COLUMNS] for r in rows],
-        ).name,
-    }
+    section["steady"] = _steady_note(rows)
+    section["table"] = _table(
+        files,
+        f"{prefix}-costs",
+        [h for _, h, _ in COST_COLUMNS],
+        [[getattr(r, k) for k, _, _ in COST_COLUMNS] for r in rows],
+        [[f(getattr(r, k)) if getattr(r, k) is not None else U.MISSING for k, _, f in COST_COLUMNS] for r in rows],
+    )
+    section["overhead"] = _overhead_table(rows, files, prefix)
     section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]
     section["figures"].append(
         (
@@ -129,8 +215,59 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         )
         if m
     ]
+    for m in section["models"]:
+        coefficients = m.get("coefficients") or {}
+        name = f"{prefix}-model-{m.get('metric', 'fit')}"
+        m["csv"] = write_csv(files / f"{name}.csv", ["mechanism", "coefficient ×raw"], list(coefficients.items())).name
     section["offload"] = [r for r in rows if r.uses_engines]
     return section
+
+
+def failure_text(rec: RunFailedRecord) -> str:
+    """One line for a failed run: where, what, and the fix."""
+    where = f"configuration '{rec.config}'" if rec.config else "set-up"
+    if rec.config and rec.round is not None:
+        where += f", round {rec.round + 1}"
+    return f"This run failed in {where}: {rec.error}: {rec.problem}" + (f" (fix: {rec.fix})" if rec.fix else "")
+
+
+def configuration_status(source: Source) -> list[dict[str, str]]:
+    """Every configuration of the run's suite with what became of it: done, failed, incomplete or not run."""
+    rows = {r.config: r for r in source.rows}
+    wanted = int((source.run.suite.get("training") or {}).get("rounds") or 0) if source.run else 0
+    failure = source.failure
+    out = []
+    for label in stored_labels(source) or list(rows):
+        row = rows.get(label)
+        done = row.rounds_done if row else 0
+        if failure and failure.config == label:
+            status = f"failed after {done} of {wanted} rounds"
+        elif row is None:
+            status = "not run (the run stopped before it)" if failure else "not run"
+        elif wanted and done < wanted:
+            status = f"{done} of {wanted} rounds"
+        else:
+            status = f"done ({done} rounds)"
+        out.append({"label": label, "status": status})
+    return out
+
+
+def suite_warnings(sources: list[Source]) -> list[str]:
+    """A note for each run whose suite differs from the first run's, naming the fields that differ."""
+    runs = [s for s in sources if s.run is not None]
+    out = []
+    for other in runs[1:]:
+        first = runs[0]
+        if other.run.suite_hash == first.run.suite_hash:  # type: ignore[union-attr]
+            continue
+        fields = suite_differences(first.run.suite, other.run.suite)  # type: ignore[union-attr]
+        out.append(
+            f"{first.label} and {other.label} ran different suites (sha256 {first.run.suite_hash[:12]}… vs "  # type: ignore[union-attr]
+            f"{other.run.suite_hash[:12]}…): {', '.join(fields[:8]) or 'fields'}"  # type: ignore[union-attr]
+            + (f" and {len(fields) - 8} more" if len(fields) > 8 else "")
+            + " differ; compare their figures with care"
+        )
+    return out
 
 
 def library_section(libraries: list[dict[str, Any]], figs: F.FigureSet, files: Path) -> dict[str, Any] | None:
@@ -273,20 +410,40 @@ def environments(sources: list[Source]) -> dict[str, Any]:
     return {"labels": [label for label, _ in envs], "rows": table, "warnings": warnings}
 
 
+def _labelled_sources(sources: list[Source]) -> list[Source]:
+    """The sources, each with a label of its own (two folders of one name get their parent's name too)."""
+    names = [s.label for s in sources]
+    return [replace(s, display=f"{s.path.parent.name}/{s.label}") if names.count(s.label) > 1 else s for s in sources]
+
+
 def build_report(paths: list[Path], output: Path) -> Path:
     """Write ``output`` (HTML) and ``<stem>_files/`` (figures as PNG/SVG, tables as CSV)."""
-    sources = [load_source(Path(p)) for p in paths]
+    sources = _labelled_sources([load_source(Path(p)) for p in paths])
     files = output.parent / f"{output.stem}_files"
     figs = F.FigureSet(files)
     runs = [run_section(s, figs, files, i) for i, s in enumerate(sources) if s.rows or s.run]
+    env = environments(sources)
+    env["csv"] = write_csv(files / "environment.csv", ["environment", *env["labels"]], env["rows"]).name
     libraries = [lib for s in sources for lib in s.libraries]
     attacks = [a for s in sources for a in s.attacks]
     context = {
         "title": "hebench report: " + ", ".join(s.label for s in sources),
         "version": __version__,
         "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "sources": [{"path": str(s.path), "label": s.label, "notes": s.notes, "run": s.run} for s in sources],
-        "environments": environments(sources),
+        "sources": [
+            {
+                "path": str(s.path),
+                "label": s.label,
+                "suite_name": s.suite_name,
+                "notes": s.notes,
+                "run": s.run,
+                "configurations": configuration_status(s),
+                "failure": failure_text(s.failure) if s.failure else None,
+            }
+            for s in sources
+        ],
+        "suite_warnings": suite_warnings(sources),
+        "environments": env,
         "runs": runs,
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),

@@ -23,6 +23,7 @@ from hebench.results.records import (
     LibraryBenchmarkRecord,
     Record,
     RoundRecord,
+    RunFailedRecord,
     RunRecord,
 )
 from hebench.results.run_folder import RunFolder
@@ -40,6 +41,7 @@ class Source:
     notes: tuple[str, ...] = ()  # what is missing or damaged, shown in the report
     rows: tuple[SummaryRow, ...] = ()  # one per configuration
     calibration: Mapping[str, Any] | None = field(default=None, repr=False)
+    display: str | None = None  # a label set by the report when two sources share a folder name
 
     def of(self, cls: type[R]) -> list[R]:
         return [r for r in self.records if isinstance(r, cls)]
@@ -58,7 +60,25 @@ class Source:
 
     @property
     def label(self) -> str:
-        return str(self.run.suite.get("name", self.path.stem)) if self.run else self.path.stem
+        """The run's folder name (a file: its stem); two runs of one suite are told apart by their folders."""
+        if self.display:
+            return self.display
+        return self.path.name if self.path.is_dir() else self.path.stem
+
+    @property
+    def suite_name(self) -> str | None:
+        return str(self.run.suite.get("name")) if self.run else None
+
+    @property
+    def failure(self) -> RunFailedRecord | None:
+        """Why the latest attempt of this run stopped early (None: it did not, or it was resumed since)."""
+        latest: RunFailedRecord | None = None
+        for rec in self.records:
+            if isinstance(rec, RunRecord):
+                latest = None
+            elif isinstance(rec, RunFailedRecord):
+                latest = rec
+        return latest
 
     @property
     def libraries(self) -> list[Mapping[str, Any]]:
@@ -86,10 +106,12 @@ def load_source(path: Path) -> Source:
     selective = _selective_specs(source, notes)
     rows = summarize_run(source.records, calibration.data, selective) if source.of(ConfigurationRecord) else []
     rounds_wanted = (source.run.suite.get("training") or {}).get("rounds") if source.run else None
+    failed = source.failure
     for row in rows:
         done = {r.round for r in source.of(RoundRecord) if r.config == row.config}
         if rounds_wanted and len(done) < rounds_wanted:
-            notes.append(f"'{row.config}' completed {len(done)} of {rounds_wanted} rounds (interrupted?)")
+            why = "the run failed" if failed and failed.config == row.config else "interrupted?"
+            notes.append(f"'{row.config}' completed {len(done)} of {rounds_wanted} rounds ({why})")
     return Source(path, source.records, tuple(notes), tuple(rows), calibration.data)
 
 
@@ -118,3 +140,20 @@ def _selective_specs(source: Source, notes: list[str]) -> dict[str, Mapping[str,
             continue
         out[config.label] = config.selective.model_dump(mode="json") if config.selective else None
     return out
+
+
+def stored_labels(source: Source) -> list[str]:
+    """Every configuration of the run, in suite order: those started, as their records name them, then the
+    stored suite's configurations the run never reached (labelled by this version of hebench)."""
+    recorded = list(dict.fromkeys(c.config for c in source.of(ConfigurationRecord)))
+    if source.run is None:
+        return recorded
+    from hebench.suite import Configuration
+
+    rest = []
+    for raw in source.run.suite.get("configurations", [])[len(recorded) :]:
+        try:
+            rest.append(Configuration.model_validate(raw).label)
+        except (ValidationError, ValueError):
+            rest.append(str(raw.get("name") or raw.get("mode", "?")))
+    return recorded + rest

@@ -10,6 +10,7 @@ before the next starts; ``resume`` continues from the last one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import time
@@ -23,11 +24,18 @@ import yaml
 
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
-from hebench.errors import PartyError
+from hebench.errors import HebenchError, PartyError
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
-from hebench.results.records import AttackSummaryRecord, PartyRoundRecord, PartySetupRecord, Record, RoundRecord
+from hebench.results.records import (
+    AttackSummaryRecord,
+    PartyRoundRecord,
+    PartySetupRecord,
+    Record,
+    RoundRecord,
+    RunFailedRecord,
+)
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
 from hebench.runtime.local import LocalRuntime
@@ -74,6 +82,7 @@ class Runner:
         self.folder = RunFolder(run_dir)
         self.on_event = on_event or (lambda event: None)
         self.runtime: Runtime = runtime or LocalRuntime()
+        self._at: tuple[str | None, int | None] = (None, None)  # configuration and round under way
 
     def run(self, resume: bool = False) -> Path:
         if resume and not self.runtime.supports_resume:
@@ -109,14 +118,38 @@ class Runner:
                     "resumed": resume,
                 },
             )
-            for config in self.suite.configurations:
-                start = done.get(config.label, 0)
-                if start >= self.suite.training.rounds:
-                    self.on_event(RunEvent(config.label, None, skipped=True))
-                    continue
-                self._run_config(config, data, start, writer)
-            self._run_attacks(writer, resume)
+            try:
+                for config in self.suite.configurations:
+                    start = done.get(config.label, 0)
+                    if start >= self.suite.training.rounds:
+                        self.on_event(RunEvent(config.label, None, skipped=True))
+                        continue
+                    self._run_config(config, data, start, writer)
+                self._at = (None, None)
+                self._run_attacks(writer, resume)
+            except (Exception, KeyboardInterrupt) as err:
+                self._record_failure(writer, err)
+                raise
         return results
+
+    def _record_failure(self, writer: ResultWriter, err: BaseException) -> None:
+        """A ``run_failed`` record naming the error and where it struck; a failure to write it hides nothing."""
+        config, round_index = self._at
+        if isinstance(err, HebenchError):
+            problem, fix = err.problem, err.fix
+        elif isinstance(err, KeyboardInterrupt):
+            problem, fix = "interrupted (Ctrl-C)", ""
+        else:
+            problem, fix = str(err) or type(err).__name__, ""
+        record = RunFailedRecord(
+            error=type(err).__name__,
+            problem=problem,
+            fix=fix or "completed rounds are kept: fix the cause and rerun with --resume",
+            config=config,
+            round=round_index,
+        )
+        with contextlib.suppress(HebenchError, OSError):  # the original error is the one to raise
+            writer.write(record)
 
     def _run_attacks(self, writer: ResultWriter, resume: bool) -> None:
         """The suite's privacy section, after the runs: what each configuration's aggregator could reconstruct."""
@@ -156,6 +189,7 @@ class Runner:
         }
 
     def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
+        self._at = (config.label, None)
         record = {**self._configuration_record(config, data, start), **self.runtime.configuration_fields()}
         writer.write("configuration", record)
         self.on_event(RunEvent(config.label, None))
@@ -202,6 +236,7 @@ class Runner:
         clients = suite.data.clients
         pending: dict[int, dict[str, Any]] = {}
         round_index = start
+        self._at = (label, round_index)
         awaiting_setup = set(started.expected_setup)
         setup_deadline = time.monotonic() + suite.measure.setup_timeout_s
         deadline = time.monotonic() + suite.measure.timeout_s
@@ -260,6 +295,7 @@ class Runner:
                 writer.write(record)
                 self.on_event(RunEvent(label, round_index, record.to_json()))
                 round_index += 1
+                self._at = (label, round_index)
                 state = pending.get(round_index, {"aggregate": None})
                 oracle_ready = not suite.measure.decryption_error or state.get("aggregate") is not None
 

@@ -137,7 +137,7 @@ def test_a_flower_run_sits_beside_local_runs_with_its_round_time_kept_apart(tmp_
     offload = section["rows"][1]
     assert offload.upload_bytes_per_client_round > 0 and offload.engine_cpu_s_per_round > 0
     html = build_report([tmp_path / "local", tmp_path / "flower"], tmp_path / "both.html").read_text()
-    assert "(on Flower)" in html and "Flower round s" in html and "not comparable with local round times" in html
+    assert "(on Flower)" in html and "Flower round wall s" in html and "not comparable with local round times" in html
     assert html.count("(on Flower)") >= 2 and "Missing or damaged" not in html
 
 

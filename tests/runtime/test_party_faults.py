@@ -20,6 +20,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
+from hebench.report.build import build_report
 from hebench.results import read_records
 
 pytestmark = pytest.mark.slow  # end-to-end runs with a party killed
@@ -84,8 +85,12 @@ def test_killed_party_fails_the_run_cleanly_and_resume_finishes(tmp_path, party_
     assert re.search(NAMED[victim], first.output), first.output
     done = _rounds_done(out)
     assert done and done == list(range(len(done))) and len(done) < ROUNDS  # earlier rounds kept, in order
+    failed = read_records(out / "results.jsonl", kind="run_failed").records
+    assert len(failed) == 1 and failed[0].config == "raw" and failed[0].error == "PartyError"
+    assert "FAILED" in build_report([out], tmp_path / "failed.html").read_text()
 
     second = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--resume", "--format", "json"])
     assert second.exit_code == 0, second.output
     assert json.loads(second.stdout)["summary"][0]["rounds_done"] == ROUNDS
     assert sorted(set(_rounds_done(out))) == list(range(ROUNDS))
+    assert "FAILED" not in build_report([out], tmp_path / "resumed.html").read_text()  # the resume finished it
