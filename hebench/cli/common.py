@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
@@ -64,6 +65,30 @@ def progress_bar(quiet: bool) -> Progress:
         transient=True,
         disable=quiet,
     )
+
+
+class RoundLines:
+    """One plain line per completed round when the output is not a terminal (CI, nohup), where the
+    progress bar shows nothing: configuration, round, accuracy, time since the run started."""
+
+    def __init__(self, rounds: int, out: Console) -> None:
+        self.rounds, self.out = rounds, out
+        self.enabled = not out.is_terminal
+        self.start = time.monotonic()
+
+    def show(self, event: Any) -> None:
+        """Print ``event`` (a runner's ``RunEvent``) if it completes a round or starts a configuration."""
+        if not self.enabled:
+            return
+        elapsed = f"{time.monotonic() - self.start:.1f} s"
+        if event.round is None:
+            what = "skipped (already complete)" if event.skipped else "starting"
+            self.out.print(f"{event.config}: {what}  [{elapsed}]", soft_wrap=True, highlight=False, markup=False)
+            return
+        acc = (event.record or {}).get("accuracy")
+        line = f"{event.config}: round {event.round + 1}/{self.rounds}"
+        line += f"  accuracy {acc:.3f}" if acc is not None else ""
+        self.out.print(f"{line}  elapsed {elapsed}", soft_wrap=True, highlight=False, markup=False)
 
 
 def split_list(value: str | None) -> list[str]:

@@ -1,13 +1,18 @@
-"""``hebench compare libraries``: per-operation HE costs on this host."""
+"""``hebench compare libraries``: per-operation HE costs on this host; ``hebench compare RUN_A RUN_B``: two runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
+import click
 import typer
+from rich import box
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
 from hebench.bench.libraries import DEFAULT_ADAPTERS, DEFAULT_SIZES, calibration, compare
 from hebench.cli.common import OutputFormat, console, handle_errors, parse_assignments, print_json, split_list
@@ -15,8 +20,24 @@ from hebench.crypto.registry import status
 from hebench.errors import ParameterError
 from hebench.measure.environment import capture
 from hebench.results import ResultWriter
+from hebench.results import units as U
+from hebench.results.compare_runs import ALPHA, ConfigComparison, MetricComparison, compare_runs
 
-app = typer.Typer(help="Compare HE libraries and parameter sets on this host.", no_args_is_help=True)
+
+class _RunsByDefault(TyperGroup):
+    """``compare A B`` is ``compare runs A B``: a first argument that names no subcommand is a run folder."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return "runs", self.commands["runs"], args
+        return super().resolve_command(ctx, args)
+
+
+app = typer.Typer(
+    help="Compare two runs (hebench compare RUN_A RUN_B), or HE libraries on this host (hebench compare libraries).",
+    no_args_is_help=True,
+    cls=_RunsByDefault,
+)
 
 
 def _us(seconds: float) -> str:
@@ -161,3 +182,51 @@ def libraries(
         console.print("[yellow]![/] unstable: spread above 10 % of the median; rerun on a quieter machine")
     cyc = environment["cycles"]
     console.print(f"[dim]cycles: {'perf_event' if cyc['available'] else 'not recorded — ' + cyc['reason']}[/]")
+
+
+def _verdict(m: MetricComparison) -> str:
+    if m.p_value is not None:
+        return f"{m.verdict} (p={m.p_value:.2g})"
+    return m.verdict
+
+
+def _runs_table(config: ConfigComparison, a: str, b: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("metric", no_wrap=True)
+    for col in ("A", "B", "B/A"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("over steady rounds", no_wrap=True)
+    for m in config.metrics:
+        fmt = U.fmt_seconds if m.unit == "s" else U.fmt_bytes
+        ratio = U.MISSING if m.ratio is None else f"{m.ratio:.3g}×"
+        table.add_row(m.metric, fmt(m.a), fmt(m.b), ratio, _verdict(m))
+    return table
+
+
+@app.command("runs")
+@handle_errors
+def runs(
+    run_a: Path = typer.Argument(..., help="the baseline run folder (A)"),
+    run_b: Path = typer.Argument(..., help="the run compared with it (B)"),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """Ratios B/A per configuration (client CPU time, upload bytes, round wall time) over steady rounds,
+    with Welch's t-test: 'not significant' where the rounds cannot tell the runs apart."""
+    result = compare_runs(run_a, run_b)
+    if fmt is OutputFormat.json:
+        print_json(dataclasses.asdict(result))
+        return
+    console.print(f"A = {run_a}", soft_wrap=True, highlight=False)
+    console.print(f"B = {run_b}", soft_wrap=True, highlight=False)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for config in result.configs:
+        console.print(f"\n[bold]{config.config}[/]", soft_wrap=True, highlight=False)
+        if config.only_in:
+            console.print(f"  only in run {config.only_in}: nothing to compare", highlight=False)
+            continue
+        console.print(_runs_table(config, result.a, result.b))
+    console.print(
+        "[dim]B/A: ratio of steady-round means; significance: Welch's t-test over steady rounds, two-sided, "
+        f"p < {ALPHA}. CPU: process CPU time; wall: elapsed time.[/]"
+    )

@@ -8,78 +8,18 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar
+from hebench.cli.common import OutputFormat, RoundLines, console, err_console, handle_errors, print_json, progress_bar
+from hebench.cli.summary import print_summary
 from hebench.errors import ParameterError
 from hebench.results import read_records
 from hebench.results.calibration import read_calibration
-from hebench.results.records import AttackSummaryRecord
+from hebench.results.load_flags import load_notes
+from hebench.results.records import AttackSummaryRecord, RunRecord
 from hebench.results.run_folder import RunFolder
-from hebench.results.summary import SummaryRow, summarize_run
+from hebench.results.summary import summarize_run
 from hebench.runtime.runner import RunEvent, Runner
 from hebench.suite import Suite, load_suite
-
-
-def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
-    return "-" if value is None else f"{value:{spec}}{suffix}"
-
-
-def _bytes(n: float | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.3g}{unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
-
-
-def summary_tables(rows: list[SummaryRow]) -> list[Table]:
-    """Costs and quality per configuration, each narrow enough for an 80-column terminal."""
-    costs = Table(title="costs per round, per training client (×raw)")
-    quality = Table(title="model quality")
-    for table, cols in (
-        (costs, ("CPU", "upload", "encrypt s", "decrypt s", "aggregate s")),
-        (quality, ("accuracy", "loss", "max error vs plaintext FedAvg")),
-    ):
-        table.add_column("configuration", overflow="fold")
-        for col in cols:
-            table.add_column(col, justify="right", no_wrap=True)
-    for r in rows:
-        cw, aw = (r.engine_wall_s if r.uses_engines else r.client_wall_s), r.aggregator_wall_s
-        costs.add_row(
-            r.config,
-            f"{_fmt(r.client_cpu_s_per_round, '.2f', 's')} {_fmt(r.cpu_overhead_vs_raw, '.1f', '×')}",
-            f"{_bytes(r.upload_bytes_per_client_round)} {_fmt(r.bytes_overhead_vs_raw, '.0f', '×')}",
-            _fmt(cw.get("encrypt"), ".3f"),
-            _fmt(cw.get("decrypt"), ".3f"),
-            _fmt(aw.get("aggregate"), ".3f"),
-        )
-        quality.add_row(r.config, _fmt(r.accuracy, ".3f"), _fmt(r.loss, ".3f"), _fmt(r.max_abs_error, ".1e"))
-    tables = [costs, quality]
-    offload = [r for r in rows if r.uses_engines]
-    if offload:
-        tables.append(_offload_table(offload))
-    return tables
-
-
-def _offload_table(rows: list[SummaryRow]) -> Table:
-    table = Table(title="offload: host vs engine per round (measured; projections labelled)")
-    table.add_column("configuration", overflow="fold")
-    for col in ("host CPU saved vs host-he", "engine CPU", "host↔engine", "round time ×host-he", "engine on device"):
-        table.add_column(col, justify="right")
-    for r in rows:
-        saved, proj = r.host_cpu_saved_vs_host_he, r.projected_engine_s
-        table.add_row(
-            r.config if r.host_he_twin is None else f"{r.config} (vs {r.host_he_twin})",
-            _fmt(None if saved is None else 100 * saved, ".0f", " %"),
-            _fmt(r.engine_cpu_s_per_round, ".2f", " s"),
-            _bytes(r.host_engine_bytes_per_round),
-            _fmt(r.round_time_vs_host_he, ".2f", "×"),
-            f"{proj.total_s:.3f} s projected ({proj.device})" if proj else "-",
-        )
-    return table
 
 
 def check_writable(run_dir: Path) -> None:
@@ -141,10 +81,12 @@ def run(
     run_dir = out or Path("results") / f"{suite.name}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     check_writable(run_dir)
     total = len(suite.configurations) * suite.training.rounds
-    with progress_bar(fmt is OutputFormat.json) as progress:
+    lines = RoundLines(suite.training.rounds, err_console if fmt is OutputFormat.json else console)
+    with progress_bar(fmt is OutputFormat.json or lines.enabled) as progress:
         task = progress.add_task(f"{suite.name}: starting", total=total)
 
         def on_event(event: RunEvent) -> None:
+            lines.show(event)
             if event.round is None:
                 if event.skipped:
                     progress.advance(task, suite.training.rounds)
@@ -160,7 +102,10 @@ def run(
 
         results = _runner(engine, federation, suite, run_dir, on_event).run(resume=resume)
     calibration = read_calibration(suite.offload.calibration, RunFolder.of(results))
-    rows = summarize_run(read_records(results).records, calibration.data)
+    records = read_records(results).records
+    rows = summarize_run(records, calibration.data)
+    run_record = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
+    notes = [*load_notes(run_record, rows), *([calibration.note] if calibration.note else [])]
     report_path = None
     if report:
         from hebench.report.build import build_report
@@ -172,16 +117,13 @@ def run(
                 "results": str(results),
                 "suite_hash": suite.digest(),
                 "summary": [r.to_json() for r in rows],
-                "notes": [calibration.note] if calibration.note else [],
+                "notes": notes,
                 "report": str(report_path) if report_path else None,
             }
         )
         return
-    for table in summary_tables(rows):
-        console.print(table)
-    if calibration.note:
-        console.print(f"[yellow]note:[/] {calibration.note}")
-    attacks = read_records(results, kind=AttackSummaryRecord).of(AttackSummaryRecord)
+    print_summary(console, rows, notes)
+    attacks = [r for r in records if isinstance(r, AttackSummaryRecord)]
     if attacks:
         from hebench.cli.attack import attack_table
 
