@@ -27,14 +27,14 @@ def _table(title: str, first: str, columns: Sequence[str]) -> Table:
 
 def _steady_title(rows: Sequence[SummaryRow]) -> str:
     warm = max((r.warmup_rounds for r in rows), default=0)
-    return f"per steady round (warm-up: {warm} round{'s' if warm != 1 else ''} left out)" if warm else "per round"
+    return f"per steady round ({warm} warm-up round{'s' if warm != 1 else ''} left out)" if warm else "per round"
 
 
 def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Table]:
     """Costs (CPU time, bytes, wall time, each ×raw), their spread, phases and quality, offload."""
     steady = _steady_title(rows)
     costs = _table(
-        f"costs per training client {steady}",
+        f"costs per client {steady}",
         "config",
         ("client\nCPU", "CPU\n×raw", "upload", "upload\n×raw", "round\nwall", "wall\n×raw"),
     )
