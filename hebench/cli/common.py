@@ -83,7 +83,7 @@ class RoundLines:
         elapsed = f"{time.monotonic() - self.start:.1f} s"
         if event.round is None:
             what = "skipped (already complete)" if event.skipped else "starting"
-            self.out.print(f"{event.config}: {what}  [{elapsed}]", soft_wrap=True, highlight=False, markup=False)
+            self.out.print(f"{event.config}: {what}  elapsed {elapsed}", soft_wrap=True, highlight=False, markup=False)
             return
         acc = (event.record or {}).get("accuracy")
         line = f"{event.config}: round {event.round + 1}/{self.rounds}"
