@@ -57,8 +57,9 @@ def write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> Path:
 
 
 CHART_CAPTION = (
-    "Cost against leakage, one point per configuration: x = cost as a multiple of raw (log; bars: range over "
-    "steady rounds), y = the best attack's SSIM against what that configuration's aggregator saw (bars: ± std "
+    "Cost against leakage, one point per configuration: x = cost as a multiple of raw (log), the mean over "
+    "steady rounds (every round after the first, a warm-up; bars: their range), y = the best attack's SSIM "
+    "against what that configuration's aggregator saw (bars: ± std "
     "over images and seeds); the legend gives each configuration's accuracy change against raw. Dashed: the "
     "Pareto frontier (lower cost and lower leakage; ties within the spreads kept), over measured configurations "
     "only. Hollow diamonds are modelled, not measured. Configurations with no attack sit on the strip below."

@@ -31,7 +31,7 @@ def option_line(o: Option, measures: Sequence[str]) -> str:
             parts.append(_figure(m, v))
         elif m == LEAKAGE:
             parts.append("not attacked")
-    if o.accuracy_loss is not None and o.config != "raw":
+    if o.accuracy_loss is not None and not o.baseline:
         parts.append(f"accuracy {round(-o.accuracy_loss, 4) + 0.0:+.4f} vs raw")
     return f"{o.name}: " + ", ".join(parts)
 
@@ -46,12 +46,19 @@ def choose(options: Sequence[Option]) -> list[str]:
     """The lines of "what to choose" for a set of configurations (one run's, or several runs')."""
     measured = [o for o in options if not o.modelled]
     measures = measures_of(measured)
+    out = []
+    if LEAKAGE not in measures:  # costs only: the unprotected baseline would trivially win everything
+        if any(o.baseline for o in measured):
+            out.append(
+                "No attack ran, so leakage is unknown: the set is over protected configurations only (raw = 1×)."
+            )
+        measured = [o for o in measured if not o.baseline]
     if len(measured) < 2 or not measures:
         return []
     table = {o.name: o.measures for o in measured}
     by_name = {o.name: o for o in measured}
     best = pareto_set(table, measures)
-    out = [
+    out += [
         f"Pareto set over {', '.join(NAMES[m] for m in measures)} — no other configuration is clearly "
         f"better on all of them at once ({len(best)} of {len(measured)}):"
     ]

@@ -45,7 +45,7 @@ def chart_size(options: Sequence[Option], width: float = 11.0) -> tuple[float, f
 def legend_label(o: Option) -> str:
     """The configuration, its accuracy change against raw, and what kind of point it is."""
     parts = [o.name]
-    if o.accuracy_loss is not None and o.config != "raw":
+    if o.accuracy_loss is not None and not o.baseline:
         parts.append(f"accuracy {round(-o.accuracy_loss, 3) + 0.0:+.3f} vs raw")  # + 0.0: no "-0.000"
     if o.leakage is None:
         parts.append("not attacked")

@@ -36,6 +36,7 @@ class Option:
     attack: str | None = None  # the plan that gave the leakage
     accuracy_loss: float | None = None  # raw's final accuracy minus this one's
     modelled: bool = False
+    baseline: bool = False  # the run's raw row: every ratio is taken against it
 
     @property
     def name(self) -> str:
@@ -115,6 +116,7 @@ def options_for(
                 attack=attack.plan if attack else None,
                 accuracy_loss=loss,
                 modelled=bool(getattr(row, "modelled", False)),
+                baseline=row.is_baseline,
             )
         )
     return out

@@ -36,22 +36,20 @@ class Interval:
         return self.lo <= other.hi and other.lo <= self.hi
 
 
-def compare(a: Interval | None, b: Interval | None) -> int:
-    """-1: ``a`` clearly lower; 1: clearly higher; 0: a tie (overlap, or either unstable).
-
-    A missing value is worse than any measured one (nothing unmeasured is assumed cheap or safe).
-    """
+def compare(a: Interval | None, b: Interval | None) -> int | None:
+    """-1: ``a`` clearly lower; 1: clearly higher; 0: a tie (overlap, or either unstable); None: either is
+    unmeasured, so they cannot be compared (an unknown neither wins nor loses)."""
     if a is None or b is None:
-        return 0 if a is b else (1 if a is None else -1)
+        return None
     if a.unstable or b.unstable or a.overlaps(b):
         return 0
     return -1 if a.hi < b.lo else 1
 
 
 def dominates(a: Mapping[str, Interval | None], b: Mapping[str, Interval | None], measures: Sequence[str]) -> bool:
-    """``a`` is no worse than ``b`` on every measure and clearly better on at least one."""
+    """``a`` is known to be no worse than ``b`` on every measure and clearly better on at least one."""
     signs = [compare(a.get(m), b.get(m)) for m in measures]
-    return all(s <= 0 for s in signs) and any(s < 0 for s in signs)
+    return all(s is not None and s <= 0 for s in signs) and any(s is not None and s < 0 for s in signs)
 
 
 def pareto_set(options: Mapping[str, Mapping[str, Interval | None]], measures: Sequence[str]) -> list[str]:
