@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -209,7 +210,7 @@ def curves(records: Sequence[RoundRecord], key: str, ylabel: str, log: bool = Fa
                 (r.round, getattr(r, key)) for r in records if r.config == label and getattr(r, key) is not None
             )
             if pts:
-                name = " = ".join(groups[label]) + " (coincide)" if label in groups else label
+                name = textwrap.fill(" = ".join(groups[label]) + " (coincide)", 70) if label in groups else label
                 ax.plot([p[0] + 1 for p in pts], [p[1] for p in pts], marker="o", label=name)
                 drawn += [p[1] for p in pts]
         ax.set_xlabel("round", fontsize=LABEL_SIZE)
@@ -223,7 +224,7 @@ def curves(records: Sequence[RoundRecord], key: str, ylabel: str, log: bool = Fa
             if drawn:
                 _at_least_range(ax, drawn)
         if drawn:
-            fig.legend(loc="outside right upper", fontsize=LABEL_SIZE, frameon=False)
+            fig.legend(loc="outside lower center", ncols=2, fontsize=LABEL_SIZE, frameon=False)
 
     return draw
 
