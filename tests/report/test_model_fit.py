@@ -7,22 +7,7 @@ from dataclasses import replace
 import pytest
 
 from hebench.report.model_fit import POOR_FIT, fit
-from hebench.results.summary import SummaryRow
-
-
-def row(config: str, mode: str, adapter: str = "x", **fields) -> SummaryRow:
-    return SummaryRow(
-        config=config,
-        mode=mode,
-        runtime="hebench",
-        adapter=adapter,
-        packing="flat",
-        params={},
-        selective=None,
-        parameters=100,
-        rounds_done=1,
-        **fields,
-    )
+from tests.report.rows import row
 
 
 def test_as_many_coefficients_as_configurations_gives_a_note_not_a_number():

@@ -15,7 +15,7 @@ from hebench.report.build import build_report, library_section, run_section
 from hebench.report.figures import FigureSet
 from hebench.report.load import load_source
 from hebench.report.model_fit import fit
-from hebench.results.summary import SummaryRow
+from tests.report.rows import row
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN = FIXTURES / "run-offload"
@@ -38,21 +38,6 @@ def test_library_section_rows_and_log_figures(tmp_path):
     section = library_section(libs, FigureSet(tmp_path), tmp_path)
     assert [row[0] for row in section["rows"]] == [r["adapter"] for r in libs]
     assert len(section["figures"]) == len({r["size"] for r in libs})
-
-
-def row(config: str, mode: str, adapter: str = "x", **fields) -> SummaryRow:
-    return SummaryRow(
-        config=config,
-        mode=mode,
-        runtime="hebench",
-        adapter=adapter,
-        packing="flat",
-        params={},
-        selective=None,
-        parameters=100,
-        rounds_done=1,
-        **fields,
-    )
 
 
 def test_overhead_model_recovers_known_coefficients():
