@@ -72,7 +72,8 @@ def choose(options: Sequence[Option]) -> list[str]:
         )
     for m in measures:
         for group in ties(table, best, m):
-            out.append(f"Tie on {NAMES[m]} (spreads overlap): {' and '.join(group)}.")
+            if not all(by_name[n].baseline for n in group):  # raw rows of several runs: 1× by definition
+                out.append(f"Tie on {NAMES[m]} (spreads overlap): {' and '.join(group)}.")
     unstable = [f"{n} ({NAMES[m]})" for n in table for m in measures if (v := table[n].get(m)) and v.unstable]
     if unstable:
         out.append(

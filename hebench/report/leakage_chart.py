@@ -34,12 +34,17 @@ def frontier(options: Sequence[Option], cost: str) -> list[Option]:
     return sorted((usable[k] for k in keep), key=lambda o: o.costs[cost].value)  # type: ignore[union-attr]
 
 
+def legend_columns(options: Sequence[Option]) -> int:
+    """Two legend columns when the labels fit side by side under the panels, else one."""
+    return 2 if max((len(legend_label(o)) for o in options), default=0) <= 60 else 1
+
+
 def chart_size(options: Sequence[Option], width: float = 11.0) -> tuple[float, float]:
-    """Figure size: tall when some configuration was attacked, a short strip when none was."""
-    rows = (len(options) + 1) // 2 + 1  # legend lines below the axes
-    return width, (4.4 if any(o.leakage for o in options) else 1.6) + (
-        1.0 if any(not o.leakage for o in options) else 0.0
-    ) + 0.22 * rows
+    """Figure size: tall when some configuration was attacked, a short strip when none was; room for the legend."""
+    lines = -(-(len(options) + 1) // legend_columns(options))  # + the frontier entry
+    attacked = 4.4 if any(o.leakage for o in options) else 1.6
+    strip = 1.0 if any(not o.leakage for o in options) else 0.0
+    return width, attacked + strip + 0.22 * (lines + 1)
 
 
 def legend_label(o: Option) -> str:
@@ -144,6 +149,13 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
         for ax in grid.flat:
             for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
                 handles.setdefault(label, h)
-        fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=2, fontsize=9, frameon=False)
+        fig.legend(
+            handles.values(),
+            handles.keys(),
+            loc="outside lower center",
+            ncols=legend_columns(options),
+            fontsize=9,
+            frameon=False,
+        )
 
     return draw
