@@ -1,10 +1,15 @@
-"""A short "what to choose" summary, generated from the measured numbers (no canned verdicts)."""
+"""Remarks beside "what to choose", generated from the measured numbers (no canned verdicts).
+
+The Pareto set itself comes from :mod:`hebench.report.choose`; these are the offload
+saving, the accuracy cost, the library Pareto set and the selective-encryption curves.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hebench.report.choose import choose_library
 from hebench.report.privacy_curves import privacy_curves
 from hebench.results.records import AttackSummaryRecord
 from hebench.results.summary import SummaryRow
@@ -18,21 +23,7 @@ def advise(
     rows: Sequence[SummaryRow], libraries: Sequence[Mapping[str, Any]], attacks: Sequence[AttackSummaryRecord]
 ) -> list[str]:
     out: list[str] = []
-    he = [r for r in rows if not r.is_baseline and r.upload_bytes_per_client_round]
     raw = next((r for r in rows if r.is_baseline), None)
-    if he:
-        small = min(he, key=lambda r: r.upload_bytes_per_client_round or 0.0)
-        out.append(
-            f"Least traffic with encryption: {small.config}, {_mb(small.upload_bytes_per_client_round or 0.0)} per "
-            f"client per round"
-            + (f" ({small.bytes_overhead_vs_raw:.1f}× raw)." if small.bytes_overhead_vs_raw else ".")
-        )
-        cheap = min(he, key=lambda r: r.client_cpu_s_per_round or float("inf"))
-        if cheap.client_cpu_s_per_round:
-            out.append(
-                f"Least host CPU with encryption: {cheap.config}, {cheap.client_cpu_s_per_round:.3f} s per round"
-                + (f" ({cheap.cpu_overhead_vs_raw:.2f}× raw)." if cheap.cpu_overhead_vs_raw else ".")
-            )
     for r in rows:
         if r.uses_engines and r.host_cpu_saved_vs_host_he is not None:
             time_ratio, saved = r.round_time_vs_host_he, r.host_cpu_saved_vs_host_he
@@ -54,19 +45,8 @@ def advise(
             f"Accuracy cost of encryption: at most {abs((worst.accuracy or 0) - base):.4f} "
             f"({worst.config}); largest decryption error {max(r.max_abs_error or 0.0 for r in errors):.1e}."
         )
-    if libraries:
-        by_size: dict[int, list[dict[str, Any]]] = {}
-        for rec in libraries:
-            if rec["adapter"] != "plain":
-                by_size.setdefault(rec["size"], []).append(rec)
-        for size, recs in sorted(by_size.items()):
-            fast = min(recs, key=lambda r: r["operations"]["encrypt"]["wall_s_per_value"])
-            small = min(recs, key=lambda r: r["bytes"]["fresh_per_value"])
-            out.append(
-                f"At {size:,} values on this host: fastest encryption {fast['adapter']} "
-                f"({fast['operations']['encrypt']['wall_s_per_value'] * 1e6:.2f} µs/value); smallest ciphertexts "
-                f"{small['adapter']} ({small['bytes']['fresh_per_value']:.1f} B/value)."
-            )
+    for size in sorted({rec["size"] for rec in libraries}):
+        out += choose_library(libraries, size)
     raw_leak = next((a for a in attacks if a.view == "raw" or (a.ratio == 0 and a.mask)), None)
     if raw_leak and "ssim" in raw_leak.scores:
         leak = raw_leak.scores["ssim"]["mean"]

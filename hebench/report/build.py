@@ -17,8 +17,11 @@ from hebench import __version__
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
 from hebench.report.advice import advise
+from hebench.report.choose import choose
+from hebench.report.leakage_chart import chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
+from hebench.report.options import Option, options_for, steady_round_ratios
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes
 from hebench.results.records import PartyRoundRecord, RoundRecord, RunFailedRecord
@@ -135,7 +138,26 @@ def _steady_note(rows: list[SummaryRow]) -> str:
     return " ".join(parts)
 
 
-def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dict[str, Any]:
+CHART_CAPTION = (
+    "Cost against leakage, one point per configuration: x = cost as a multiple of raw (log), the mean over "
+    "steady rounds (every round after the first, a warm-up; bars: their range), y = the best attack's SSIM "
+    "against what that configuration's aggregator saw (bars: ± std "
+    "over images and seeds); the legend gives each configuration's accuracy change against raw. Dashed: the "
+    "Pareto frontier (lower cost and lower leakage; ties within the spreads kept), over measured configurations "
+    "only. Hollow diamonds are modelled, not measured. Configurations with no attack sit on the strip below."
+)
+
+
+def run_options(source: Source, attacks: list[Any] | None = None, run: str = "") -> list[Option]:
+    """The source's configurations as chart/advice options: its own attacks, or ``attacks`` when given."""
+    chosen = source.attacks if attacks is None else attacks
+    return options_for(source.rows, chosen, steady_round_ratios(source.records), run)
+
+
+def run_section(
+    source: Source, figs: F.FigureSet, files: Path, idx: int, attacks: list[Any] | None = None
+) -> dict[str, Any]:
+    """One run's tables and figures; ``attacks`` (default: the source's own) score its configurations."""
     rows = list(source.rows)
     rounds = source.of(RoundRecord)
     failure = source.failure
@@ -150,6 +172,8 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         "failure": failure_text(failure) if failure else None,
         "load": load_notes(source.run, rows),
         "advice": advise(rows, [], []),
+        "choose": [],
+        "chart": None,
         "cycles": any(p.cycles_source for p in source.of(PartyRoundRecord)),
     }
     if not rows:
@@ -171,6 +195,9 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         [[f(getattr(r, k)) if getattr(r, k) is not None else U.MISSING for k, _, f in COST_COLUMNS] for r in rows],
     )
     section["overhead"] = _overhead_table(rows, files, prefix)
+    options = run_options(source, attacks)
+    section["choose"] = choose(options)
+    section["chart"] = figs.add(f"{prefix}-cost-leakage", cost_leakage(options), size=chart_size(options))
     section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]
     section["figures"].append(
         (
@@ -198,14 +225,27 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
     )
     if rounds:
         quality = section["quality"]
+
+        def caption(text: str, key: str, log: bool = False) -> str:
+            note = F.coincide_note(F.coinciding(rounds, key, log))
+            return f"{text} ({note})" if note else text
+
         quality.append(
-            ("Test accuracy per round", figs.add(f"{prefix}-accuracy", F.curves(rounds, "accuracy", "accuracy")))
+            (
+                caption("Test accuracy per round", "accuracy"),
+                figs.add(f"{prefix}-accuracy", F.curves(rounds, "accuracy", "accuracy")),
+            )
         )
-        quality.append(("Test loss per round", figs.add(f"{prefix}-loss", F.curves(rounds, "loss", "test loss"))))
+        quality.append(
+            (caption("Test loss per round", "loss"), figs.add(f"{prefix}-loss", F.curves(rounds, "loss", "test loss")))
+        )
         if any(r.max_abs_error for r in rounds):
             curve = F.curves(rounds, "max_abs_error", "max |error|", log=True)
             quality.append(
-                ("Max decryption error against plaintext FedAvg, per round", figs.add(f"{prefix}-error", curve))
+                (
+                    caption("Max decryption error against plaintext FedAvg, per round", "max_abs_error", log=True),
+                    figs.add(f"{prefix}-error", curve),
+                )
             )
     fitted = [r for r in rows if r.selective_known]  # unknown selective settings: no honest feature vector
     section["models"] = [
@@ -215,10 +255,14 @@ def run_section(source: Source, figs: F.FigureSet, files: Path, idx: int) -> dic
         )
         if m
     ]
-    for m in section["models"]:
-        coefficients = m.get("coefficients") or {}
-        name = f"{prefix}-model-{m.get('metric', 'fit')}"
-        m["csv"] = write_csv(files / f"{name}.csv", ["mechanism", "coefficient ×raw"], list(coefficients.items())).name
+    section["model_csv"] = {
+        m.metric: write_csv(
+            files / f"{prefix}-model-{m.metric}.csv",
+            ["mechanism", "coefficient ×raw"],
+            list((m.coefficients or {}).items()),
+        ).name
+        for m in section["models"]
+    }
     section["offload"] = [r for r in rows if r.uses_engines]
     return section
 
@@ -268,6 +312,21 @@ def suite_warnings(sources: list[Source]) -> list[str]:
             + " differ; compare their figures with care"
         )
     return out
+
+
+def combined_section(sources: list[Source], figs: F.FigureSet) -> dict[str, Any] | None:
+    """Several runs on one chart and one Pareto set: each run's ratios to its own raw row, named by run."""
+    runs = [s for s in sources if s.rows]
+    if len(runs) < 2:
+        return None
+    labels = [s.label for s in runs]
+    names = [s.path.name if labels.count(s.label) > 1 else s.label for s in runs]
+    options = [o for s, name in zip(runs, names, strict=True) for o in run_options(s, run=name)]
+    return {
+        "runs": names,
+        "choose": choose(options),
+        "chart": figs.add("combined-cost-leakage", cost_leakage(options), size=chart_size(options)),
+    }
 
 
 def library_section(libraries: list[dict[str, Any]], figs: F.FigureSet, files: Path) -> dict[str, Any] | None:
@@ -421,7 +480,10 @@ def build_report(paths: list[Path], output: Path) -> Path:
     sources = _labelled_sources([load_source(Path(p)) for p in paths])
     files = output.parent / f"{output.stem}_files"
     figs = F.FigureSet(files)
-    runs = [run_section(s, figs, files, i) for i, s in enumerate(sources) if s.rows or s.run]
+    with_runs = [s for s in sources if s.rows or s.run]
+    loose = [a for s in sources if not (s.rows or s.run) for a in s.attacks]  # attack files given on their own
+    shared = [*with_runs[0].attacks, *loose] if len(with_runs) == 1 and loose else None
+    runs = [run_section(s, figs, files, i, shared) for i, s in enumerate(with_runs)]
     env = environments(sources)
     env["csv"] = write_csv(files / "environment.csv", ["environment", *env["labels"]], env["rows"]).name
     libraries = [lib for s in sources for lib in s.libraries]
@@ -445,6 +507,8 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "suite_warnings": suite_warnings(sources),
         "environments": env,
         "runs": runs,
+        "combined": combined_section(sources, figs),
+        "chart_caption": CHART_CAPTION,
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),
         "advice": advise([], libraries, attacks),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import math
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from hebench.report.privacy_curves import privacy_curves
 from hebench.results.records import AttackSummaryRecord, RoundRecord
@@ -50,66 +54,177 @@ class FigureSet:
         return svg[svg.index("<svg") :]  # drop the XML prologue for inlining
 
 
+SPAN_FOR_LOG = 10.0  # values spanning at least this factor are drawn on a log axis
+MIN_RELATIVE_RANGE = 0.02  # a linear y axis spans at least this share of its values' magnitude
+MIN_ABSOLUTE_RANGE = 1e-3  # ... and at least this much: a 1e-7 difference is not stretched to full height
+LABEL_SIZE, TITLE_SIZE = 9, 10
+
+
+def spans_orders(values: Sequence[float | None]) -> bool:
+    """True when the positive values differ by SPAN_FOR_LOG or more: a linear axis would hide the small ones."""
+    positive = [v for v in values if v is not None and v > 0]
+    return len(positive) > 1 and max(positive) / min(positive) >= SPAN_FOR_LOG
+
+
+def _phase_values(rows: Sequence[SummaryRow]) -> dict[str, list[float]]:
+    """Phase → wall time per round of each row: client phases (the engine's under offload) and aggregation."""
+    out = {}
+    for phase in (*CLIENT_PHASES, "aggregate"):
+        values = []
+        for r in rows:
+            source = (
+                r.aggregator_wall_s
+                if phase == "aggregate"
+                else (r.engine_wall_s if r.uses_engines and phase in r.engine_wall_s else r.client_wall_s)
+            )
+            values.append(source.get(phase) or 0.0)
+        if any(values):
+            out[phase] = values
+    return out
+
+
 def phase_bars(rows: Sequence[SummaryRow]) -> Callable[[Figure], None]:
-    """Wall time per phase per round, stacked: client (or engine for offload) phases and aggregation."""
+    """Wall time per phase per round: stacked bars when comparable, else one marker per phase on a log axis
+    beside the total, so raw and CKKS stay visible next to Paillier."""
+    phases = _phase_values(rows)
+    totals = [sum(v[i] for v in phases.values()) for i in range(len(rows))]
+    log = spans_orders(totals)
 
     def draw(fig: Figure) -> None:
         ax = fig.subplots()
         labels = [r.config for r in rows]
-        bottom = [0.0] * len(rows)
-        for phase in (*CLIENT_PHASES, "aggregate"):
-            values = []
-            for r in rows:
-                source = (
-                    r.aggregator_wall_s
-                    if phase == "aggregate"
-                    else (r.engine_wall_s if r.uses_engines and phase in r.engine_wall_s else r.client_wall_s)
+        y = list(range(len(rows)))
+        if log:
+            ax.barh(y, totals, color="#d9dee3", label="total")
+            markers = "o s D ^ v P X *".split()
+            for k, (phase, values) in enumerate(phases.items()):
+                pts = [(v, i) for i, v in enumerate(values) if v > 0]
+                ax.scatter(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    marker=markers[k % len(markers)],
+                    color=COLORS[phase],
+                    label=phase,
+                    zorder=3,
+                    s=36,
                 )
-                values.append(source.get(phase) or 0.0)
-            if any(values):
-                ax.barh(labels, values, left=bottom, label=phase, color=COLORS[phase])
+            ax.set_xscale("log")
+            ax.set_xlabel("wall time per round (s, log scale)", fontsize=LABEL_SIZE)
+        else:
+            bottom = [0.0] * len(rows)
+            for phase, values in phases.items():
+                ax.barh(y, values, left=bottom, label=phase, color=COLORS[phase])
                 bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-        ax.set_xlabel("wall time per round (s)")
+            ax.set_xlabel("wall time per round (s)", fontsize=LABEL_SIZE)
+        ax.set_yticks(y, labels)
+        ax.tick_params(labelsize=LABEL_SIZE)
         ax.invert_yaxis()
-        ax.legend(ncols=4, fontsize=8, loc="lower right")
+        fig.legend(loc="outside right upper", fontsize=LABEL_SIZE, frameon=False)
 
     return draw
 
 
 def paired_bars(rows: Sequence[SummaryRow], items: list[tuple[str, str, float]]) -> Callable[[Figure], None]:
-    """One panel per (field of the summary row, title, scale)."""
+    """One panel per (field of the summary row, title, scale) that some row has; log where values span orders."""
+    shown = [item for item in items if any(getattr(r, item[0]) for r in rows)]
 
     def draw(fig: Figure) -> None:
-        axes = fig.subplots(1, len(items), squeeze=False)[0]
+        axes = fig.subplots(1, max(len(shown), 1), squeeze=False)[0]
         labels = [r.config for r in rows]
-        for ax, (key, title, scale) in zip(axes, items, strict=True):
-            ax.barh(labels, [(getattr(r, key) or 0.0) * scale for r in rows], color="#4c72b0")
-            ax.set_title(title, fontsize=9)
+        for ax, (key, title, scale) in zip(axes, shown, strict=True):
+            values = [(getattr(r, key) or 0.0) * scale for r in rows]
+            ax.barh(labels, values, color="#4c72b0")
+            if spans_orders(values):
+                ax.set_xscale("log")
+                title += ", log"
+            ax.set_title(title, fontsize=TITLE_SIZE)
             ax.invert_yaxis()
-            ax.tick_params(labelsize=7)
+            ax.tick_params(labelsize=LABEL_SIZE)
         for ax in axes[1:]:
             ax.set_yticklabels([])
 
     return draw
 
 
+COINCIDE_SHARE = 0.002  # curves closer than this share of the plotted range are drawn as one line
+
+
+def _linear_range(values: Sequence[float]) -> float:
+    """The y range a linear plot of ``values`` spans (at least the minimum range)."""
+    lo, hi = min(values), max(values)
+    return max(hi - lo, MIN_RELATIVE_RANGE * max(abs(lo), abs(hi)), MIN_ABSOLUTE_RANGE)
+
+
+def coinciding(records: Sequence[RoundRecord], key: str, log: bool = False) -> list[list[str]]:
+    """Groups of configurations whose curves of ``key`` coincide on the plot (closer than COINCIDE_SHARE of the
+    plotted range at every round; in decades on a log plot): drawn as one line, and said so."""
+    series: dict[str, dict[int, float]] = {}
+    for label in dict.fromkeys(r.config for r in records):
+        pts = {r.round: getattr(r, key) for r in records if r.config == label and getattr(r, key) is not None}
+        if log:
+            pts = {k: math.log10(v) for k, v in pts.items() if v > 0}
+        if pts:
+            series[label] = pts
+    values = [v for pts in series.values() for v in pts.values()]
+    if not values:
+        return []
+    tolerance = COINCIDE_SHARE * (max(max(values) - min(values), 1.0) if log else _linear_range(values))
+    groups: list[list[str]] = []
+    for label, pts in series.items():
+        for group in groups:
+            ref = series[group[0]]
+            if ref.keys() == pts.keys() and all(abs(ref[k] - pts[k]) <= tolerance for k in pts):
+                group.append(label)
+                break
+        else:
+            groups.append([label])
+    return [g for g in groups if len(g) > 1]
+
+
+def coincide_note(groups: list[list[str]]) -> str:
+    """``"raw and host-he coincide"`` for each group; empty without any."""
+    return "; ".join(f"{', '.join(g[:-1])} and {g[-1]} coincide (one line drawn)" for g in groups)
+
+
+def _at_least_range(ax: Axes, values: Sequence[float]) -> None:
+    """Widen a linear y range that would stretch a tiny difference to full height."""
+    lo, hi = min(values), max(values)
+    need = _linear_range(values)
+    if hi - lo < need:
+        mid = (hi + lo) / 2
+        ax.set_ylim(mid - need / 2, mid + need / 2)
+
+
 def curves(records: Sequence[RoundRecord], key: str, ylabel: str, log: bool = False) -> Callable[[Figure], None]:
-    """One line per configuration: a round record's field over rounds."""
+    """One line per configuration over rounds (integer ticks); identical curves drawn once and named together."""
+    groups = {g[0]: g for g in coinciding(records, key, log)}
+    hidden = {label for g in groups.values() for label in g[1:]}
 
     def draw(fig: Figure) -> None:
         ax = fig.subplots()
-        configs = dict.fromkeys(r.config for r in records)
-        for label in configs:
+        drawn: list[float] = []
+        for label in dict.fromkeys(r.config for r in records):
+            if label in hidden:
+                continue
             pts = sorted(
                 (r.round, getattr(r, key)) for r in records if r.config == label and getattr(r, key) is not None
             )
             if pts:
-                ax.plot([p[0] + 1 for p in pts], [p[1] for p in pts], marker="o", label=label)
-        ax.set_xlabel("round")
-        ax.set_ylabel(ylabel)
+                name = textwrap.fill(" = ".join(groups[label]) + " (coincide)", 70) if label in groups else label
+                ax.plot([p[0] + 1 for p in pts], [p[1] for p in pts], marker="o", label=name)
+                drawn += [p[1] for p in pts]
+        ax.set_xlabel("round", fontsize=LABEL_SIZE)
+        ax.set_ylabel(ylabel, fontsize=LABEL_SIZE)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.tick_params(labelsize=LABEL_SIZE)
         if log:
             ax.set_yscale("log")
-        ax.legend(fontsize=7)
+        else:
+            ax.ticklabel_format(axis="y", useOffset=False)
+            if drawn:
+                _at_least_range(ax, drawn)
+        if drawn:
+            fig.legend(loc="outside lower center", ncols=2, fontsize=LABEL_SIZE, frameon=False)
 
     return draw
 
@@ -124,10 +239,11 @@ def library_ops(libraries: list[dict[str, Any]], size: int) -> Callable[[Figure]
         for k, rec in enumerate(recs):
             values = [rec["operations"][op]["wall_s_per_value"] * 1e6 for op in ops]
             ax.bar([i + k * width for i in range(len(ops))], values, width, label=rec["adapter"])
-        ax.set_xticks([i + width * (len(recs) - 1) / 2 for i in range(len(ops))], ops, fontsize=8)
+        ax.set_xticks([i + width * (len(recs) - 1) / 2 for i in range(len(ops))], ops, fontsize=LABEL_SIZE)
         ax.set_yscale("log")
-        ax.set_ylabel(f"µs per value ({size:,} values)")
-        ax.legend(fontsize=7, ncols=3)
+        ax.set_ylabel(f"µs per value ({size:,} values)", fontsize=LABEL_SIZE)
+        ax.tick_params(labelsize=LABEL_SIZE)
+        fig.legend(loc="outside right upper", fontsize=LABEL_SIZE, frameon=False)
 
     return draw
 
@@ -144,10 +260,12 @@ def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] |
                 capsize=3,
                 label=label,
             )
-        ax[0].set_xlabel("fraction of parameters encrypted (p)")
-        ax[0].set_ylabel("reconstruction SSIM (mean ± std)")
+        ax[0].set_xlabel("fraction of parameters encrypted (p)", fontsize=LABEL_SIZE)
+        ax[0].set_ylabel("reconstruction SSIM (mean ± std)", fontsize=LABEL_SIZE)
         ax[0].set_ylim(-0.1, 1.05)
-        ax[0].legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)  # off the data
+        ax[0].legend(
+            fontsize=LABEL_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False
+        )  # off the data
         if costs:
             xs = sorted(costs)
             ax[1].plot(xs, [costs[x] / 1e6 for x in xs], marker="s", color="#dd8452")

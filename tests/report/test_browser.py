@@ -60,6 +60,11 @@ def test_report_renders_without_errors(browser, tmp_path):
     assert len(sizes) >= 7  # 2 cost + 3 quality figures, 1 library figure, 1 reconstruction grid
     assert all(w > 0 and h > 0 for _, w, h in sizes), sizes
     assert any(tag.lower() == "img" for tag, _, _ in sizes)  # the reconstruction grid
+    charts = browser.execute_script(
+        "return [...document.querySelectorAll('figure.chart svg')].map(e => {const r = e.getBoundingClientRect();"
+        " return [r.width, r.height, e.querySelectorAll('#pareto-frontier').length];});"
+    )
+    assert len(charts) == 1 and all(w > 0 and h > 0 for w, h, _ in charts), charts  # the cost-vs-leakage chart
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

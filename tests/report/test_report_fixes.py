@@ -62,8 +62,8 @@ def test_a_stored_configuration_that_does_not_validate_is_noted_and_left_out_of_
     source = load_source(run)
     assert any("does not validate" in note and "overhead fit" in note for note in source.notes)
     section = run_section(source, FigureSet(tmp_path / "f"), tmp_path / "f", 0)
-    assert section["models"] and all(m["points"] == 2 for m in section["models"])  # he-ckks and nic-ckks only
-    assert all("sel-random" not in m["residuals"] for m in section["models"])
+    assert section["models"] and all(m.points == 2 for m in section["models"])  # he-ckks and nic-ckks only
+    assert all("sel-random" not in m.residuals for m in section["models"])
 
 
 def test_the_v1_fixture_reports_every_configuration(tmp_path):
