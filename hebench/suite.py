@@ -36,6 +36,7 @@ class DataSpec(_Frozen):
     test_fraction: float = Field(0.2, gt=0, lt=1)
     images_per_client: int | None = Field(None, ge=1)  # FedNIC: 1,600
     path: str | None = None  # local copy (femnist: LEAF or TFF folder; torchvision: root)
+    sample: bool = False  # femnist: the small real sample shipped in datasets/femnist-sample (offline)
     download: bool = False  # torchvision sets: allow downloading
 
     @field_validator("clients", mode="before")
@@ -54,6 +55,10 @@ class DataSpec(_Frozen):
         if self.clients == "all" and self.dataset != "femnist":
             raise ValueError(
                 f"clients: all takes every FEMNIST writer as a client; {self.dataset} is split into N: set clients: N"
+            )
+        if self.sample and (self.dataset != "femnist" or self.path is not None):
+            raise ValueError(
+                "sample: true reads the FEMNIST sample shipped with hebench: use it with dataset: femnist and no path"
             )
         return self
 

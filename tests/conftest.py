@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from hebench.crypto.registry import list_adapters
+from hebench.data.cache import FEMNIST_SAMPLE
 
 COMPACT = {"clip": 4.0, "public_encryption": True}  # shared tests encrypt values up to 4, some with public keys
 FAST_PARAMS: dict[str, dict] = {"paillier": {"key_bits": 2048}, "seal-bfv": COMPACT, "seal-ckks": COMPACT}
 INSTALLED = [s.name for s in list_adapters() if s.available]
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def fast_params(name: str) -> dict:
@@ -20,7 +20,5 @@ def fast_params(name: str) -> dict:
 
 @pytest.fixture(scope="session")
 def femnist_sample() -> Path:
-    path = SHARED_DATA / "femnist-sample" / "fedlab"
-    if not path.exists():
-        pytest.skip(f"shared FEMNIST sample not found at {path}")
-    return path
+    """The real FEMNIST sample shipped in datasets/femnist-sample (5 writers, LEAF JSON)."""
+    return FEMNIST_SAMPLE

@@ -34,7 +34,7 @@ COMPACT_16, COMPACT_8 = "seal-bfv 16-bit", "seal-bfv 8-bit"
 
 
 def femnist_sample() -> Path | None:
-    """The shared FEMNIST sample (``HEBENCH_FEMNIST_SAMPLE`` overrides where a checkout has no shared/ beside it)."""
+    """The FEMNIST sample shipped in datasets/femnist-sample (``HEBENCH_FEMNIST_SAMPLE`` points elsewhere)."""
     path = Path(os.environ.get("HEBENCH_FEMNIST_SAMPLE", FEMNIST_SAMPLE))
     return path if path.is_dir() else None
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.crypto.registry import status
+from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.results import read_records
 from hebench.results.records import PartyRoundRecord
 from hebench.results.summary import summarize_run
@@ -19,12 +20,11 @@ from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
 HE_PHASES = ("encrypt", "serialize", "deserialize", "decrypt")
-FEMNIST_SAMPLE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "femnist-sample" / "fedlab"
 LATTICE = ("tenseal-ckks", "tenseal-bfv", "pyfhel-ckks", "pyfhel-bfv")
 
 
 def bench_data(data_path: Path | None) -> dict[str, Any]:
-    """Two clients of the shared FEMNIST sample where it is present, else of the embedded digits."""
+    """Two clients of the FEMNIST sample shipped in datasets/ where it is present, else of the embedded digits."""
     if data_path is None:
         return {"dataset": "digits", "clients": 2}
     return {"dataset": "femnist", "clients": 2, "path": str(data_path)}

@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,main_command",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
@@ -92,6 +92,11 @@ def main() -> None:
 
         result = attack_restart()
         (args.out / "attack_restart.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "main_command" in only:
+        from hebench.bench.main_command import main_command
+
+        result = main_command()
+        (args.out / "main_command.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "flower_round" in only:
         from hebench.bench.flower_round import flower_round
         from hebench.flower import require_flower

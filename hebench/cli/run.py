@@ -66,7 +66,7 @@ def run(
     set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
-    report: bool = typer.Option(False, "--report", help="write reports/<suite>.html at the end"),
+    report: bool = typer.Option(True, "--report/--no-report", help="write reports/<suite>.html at the end"),
     engine: Engine = typer.Option(Engine.hebench, help="hebench: local processes; flower: Flower's deployment engine"),
     federation: Path | None = typer.Option(
         None, help="a running Flower federation (`hebench flower up DIR`); default: a loopback one for this run"

@@ -11,6 +11,7 @@ from hebench.errors import DatasetError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CARDS = PROJECT_ROOT / "datasets"
+FEMNIST_SAMPLE = CARDS / "femnist-sample" / "fedlab"  # 5 real writers, LEAF JSON (see its SOURCE.md)
 
 
 def cache_dir() -> Path:
@@ -28,3 +29,13 @@ def card(name: str) -> dict:
     if not path.is_file():
         raise DatasetError(f"no dataset card for '{name}' at {path}", "run hebench from its source checkout")
     return yaml.safe_load(path.read_text())
+
+
+def femnist_sample() -> Path:
+    """The FEMNIST sample shipped in ``datasets/femnist-sample`` (LEAF JSON: ``train/`` and ``test/``)."""
+    if not (FEMNIST_SAMPLE / "train").is_dir():
+        raise DatasetError(
+            f"the FEMNIST sample is not at {FEMNIST_SAMPLE}",
+            "run hebench from its source checkout (the sample ships in datasets/femnist-sample), or set data.path",
+        )
+    return FEMNIST_SAMPLE

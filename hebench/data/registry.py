@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from hebench.data.cache import cache_dir
+from hebench.data.cache import FEMNIST_SAMPLE, cache_dir, femnist_sample
 from hebench.data.cifar import FOLDERS, find_cifar
 from hebench.data.federated import ClientData, FederatedData
 from hebench.data.fetch import resolve
@@ -49,11 +49,12 @@ def _natural(spec: DataSpec, seed: int) -> FederatedData:
 def _femnist(spec: DataSpec, seed: int) -> FederatedData:
     from hebench.data.leaf import read_split
 
-    root = resolve("femnist", Path(spec.path) if spec.path else None)
+    root = femnist_sample() if spec.sample else resolve("femnist", Path(spec.path) if spec.path else None)
     if root is None:
         raise DatasetError(
             "FEMNIST is not in the cache",
-            "run `hebench datasets fetch femnist` (or --path DIR for a local LEAF/TFF copy), or set data.path",
+            "run `hebench datasets fetch femnist` (or --path DIR for a local LEAF/TFF copy), set data.path,"
+            " or use the shipped sample: --set data.sample=true",
         )
     train, test = read_split(root, "train"), read_split(root, "test")
     writers = sorted(set(train) & set(test))
@@ -146,6 +147,14 @@ def list_datasets() -> list[DatasetStatus]:
             femnist is not None,
             str(femnist or cache_dir() / "femnist"),
             "hebench datasets fetch femnist   (or --path DIR for a local LEAF/TFF copy)",
+        )
+    )
+    out.append(
+        DatasetStatus(
+            "femnist (sample)",
+            (FEMNIST_SAMPLE / "train").is_dir(),
+            str(FEMNIST_SAMPLE),
+            "shipped: 5 real writers; data.sample: true (suites/femnist-sample.yaml)",
         )
     )
     root = cache_dir() / "torchvision"

@@ -1,0 +1,48 @@
+"""The shipped suites: the main command shows every mode and an attack; the FEMNIST sample suite is FedNIC's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hebench.inversion.campaign import plans_for, view_of
+from hebench.suite import load_suite
+
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+
+
+@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample"])
+def test_shipped_suite_validates(name):
+    suite = load_suite(SUITES / f"{name}.yaml")
+    assert suite.name == name and len(suite.digest()) == 64
+
+
+def test_quickstart_shows_every_mode_and_selective():
+    suite = load_suite(SUITES / "quickstart.yaml")
+    modes = {c.mode for c in suite.configurations}
+    assert modes == {"raw", "host-he", "offload"}
+    assert any(c.selective is not None for c in suite.configurations)
+    adapters = {c.adapter for c in suite.configurations if c.mode == "host-he" and c.selective is None}
+    assert {"tenseal-ckks", "seal-bfv"} <= adapters
+
+
+def test_quickstart_attacks_what_each_configuration_sent():
+    suite = load_suite(SUITES / "quickstart.yaml")
+    assert suite.privacy is not None and suite.privacy.against_configurations
+    plans = plans_for(suite, dry_run=True)
+    assert {p.label for p in plans} == {c.label for c in suite.configurations}
+    assert {view_of(c)[0] for c in suite.configurations} == {"raw", "he", "selective"}
+
+
+def test_femnist_sample_suite_is_fednic_on_the_shipped_writers():
+    suite = load_suite(SUITES / "femnist-sample.yaml")
+    assert (suite.data.dataset, suite.data.clients, suite.data.sample) == ("femnist", "all", True)
+    assert suite.training.clients_per_round == 2 and suite.model.name == "cnn_dropout"
+    assert {c.mode for c in suite.configurations} == {"raw", "host-he", "offload"}
+    assert {c.adapter for c in suite.configurations if c.mode == "offload"} == {"tenseal-ckks", "seal-bfv"}
+
+
+def test_femnist_suite_runs_offline_on_the_sample():
+    suite = load_suite(SUITES / "femnist.yaml", ["data.sample=true"])
+    assert suite.data.sample and suite.data.path is None
