@@ -131,6 +131,8 @@ class ConfigurationRecord(Record):
     start_round: int = 0
     runtime: str = "hebench"  # hebench (local processes) or flower
     superlink: str | None = None  # flower only
+    dp: Mapping[str, Any] | None = None  # the suite's DPSpec as JSON; None: no differential privacy
+    transport: str = "tcp"  # tcp, or tls (every party's channels over mutual TLS)
 
 
 # --- parties ----------------------------------------------------------------------------------
@@ -213,6 +215,7 @@ class PartyRoundRecord(Record, Measured):
     round_wall_s: float | None = None
     flower_round_wall_s: float | None = None  # includes Flower's polling: never compared with local runs
     holds_secret_key: bool | None = None
+    dp_epsilon: float | None = None  # sample-level DP: this client's ε after this round (at the suite's δ)
 
     @property
     def trained(self) -> bool:

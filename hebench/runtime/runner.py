@@ -149,6 +149,8 @@ class Runner:
             "params": config.params,
             "packing": config.packing,
             "selective": config.selective.model_dump(mode="json") if config.selective else None,
+            "dp": config.dp.model_dump(mode="json") if config.dp else None,
+            "transport": config.transport,
             "model": suite.model.name,
             "parameters": parameter_count(model),
             "start_round": start,
