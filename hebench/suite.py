@@ -279,6 +279,11 @@ class Suite(_Frozen):
         remote = self.offload.engines
         if remote and len(remote) != self.data.clients:
             raise ValueError(f"offload.engines lists {len(remote)} engines for {self.data.clients} clients")
+        if remote and any(c.transport == "tls" and c.spec.needs_engines for c in self.configurations):
+            raise ValueError(
+                "transport: tls makes this run's party certificates for local engines only: "
+                "leave offload.engines empty, or use transport: tcp with remote engines"
+            )
         if remote and not self.offload.tls_dir:
             raise ValueError("remote offload engines need mutual TLS: set offload.tls_dir (hebench engine certs DIR)")
         return self._distinct_labels()
