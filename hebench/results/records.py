@@ -352,6 +352,7 @@ class AttackSummaryRecord(Record):
     clients: int | None = None
     label_source: str | tuple[str, ...] | None = None
     wall_s: float | None = None
+    dp: Mapping[str, Any] | None = None  # the configuration's DP: the attack matched each client's noisy upload
 
 
 @_register("attack_campaign")
