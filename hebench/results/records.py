@@ -30,6 +30,7 @@ __all__ = [
     "KeygenRecord",
     "LibraryBenchmarkRecord",
     "MaskAgreementRecord",
+    "ModelledCostRecord",
     "PartyRoundRecord",
     "PartySetupRecord",
     "Phase",
@@ -364,6 +365,30 @@ class AttackCampaignRecord(Record):
     wall_s: float
     workers: int | None = None
     device: str | None = None
+
+
+@_register("modelled_cost")
+@dataclass(frozen=True, kw_only=True)
+class ModelledCostRecord(Record):
+    """A configuration's costs as a published linear model predicts them under a TEE: modelled, never measured.
+
+    ``baseline_*`` are this configuration's measured figures (sum over its rounds; CPU without waiting);
+    ``modelled_*`` are ``baseline × (1 + Σ coefficients)``. See :mod:`hebench.results.tee_model`.
+    """
+
+    config: str
+    modelled: bool = True
+    model: str
+    source: str
+    fitted_on: str
+    coefficients_file: str
+    coefficients: Mapping[str, float]
+    rounds: int
+    baseline_round_wall_s: float
+    modelled_round_wall_s: float
+    overhead_wall_s: Mapping[str, float]
+    baseline_cpu_s: float
+    modelled_cpu_s: float
 
 
 @_register("library_benchmark")

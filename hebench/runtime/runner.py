@@ -28,6 +28,7 @@ from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import AttackSummaryRecord, PartyRoundRecord, PartySetupRecord, Record, RoundRecord
 from hebench.results.run_folder import RunFolder
+from hebench.results.tee_model import load_coefficients, modelled_costs
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
 from hebench.runtime.local import LocalRuntime
 from hebench.suite import Configuration, Suite
@@ -157,6 +158,8 @@ class Runner:
         }
 
     def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
+        if config.tee is not None:  # a bad coefficients file fails before the run, not after it
+            self._modelled_tee(config, None)
         record = {**self._configuration_record(config, data, start), **self.runtime.configuration_fields()}
         writer.write("configuration", record)
         self.on_event(RunEvent(config.label, None))
@@ -167,6 +170,20 @@ class Runner:
             started.finish(writer.write)
         finally:
             started.stop()
+        if config.tee is not None:
+            self._modelled_tee(config, writer)
+
+    def _modelled_tee(self, config: Configuration, writer: ResultWriter | None) -> None:
+        """The configuration's modelled TEE row, from the measured records just written (never mixed with them);
+        without a writer, only check the coefficients file."""
+        tee = config.tee
+        assert tee is not None
+        path = str(self.folder.resolve(tee.coefficients))
+        coefficients = load_coefficients(path)
+        records = read_records(self.folder.results).records if writer is not None else []
+        record = modelled_costs(config.label, records, coefficients, tee.mechanisms, path)
+        if writer is not None:
+            writer.write(record)
 
     def _control_recv(self, control: Any, name: str, started: Started) -> Any:
         """A party's start-up answer (its address), while watching that every party is still alive."""
