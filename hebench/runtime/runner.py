@@ -22,7 +22,7 @@ import yaml
 
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
-from hebench.errors import PartyError
+from hebench.errors import ParameterError, PartyError
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
@@ -76,6 +76,12 @@ class Runner:
         self.runtime: Runtime = runtime or LocalRuntime()
 
     def run(self, resume: bool = False) -> Path:
+        tls = [c.label for c in self.suite.configurations if c.transport == "tls"]
+        if tls and not isinstance(self.runtime, LocalRuntime):  # never a silent run without the asked-for TLS
+            raise ParameterError(
+                f"transport: tls ({', '.join(tls)}) is made by the local runtime, not by --engine {self.runtime.name}",
+                "run these configurations without --engine, or use the engine's own TLS settings",
+            )
         if resume and not self.runtime.supports_resume:
             raise PartyError(
                 f"--resume is not supported with --engine {self.runtime.name}",

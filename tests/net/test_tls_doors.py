@@ -142,3 +142,17 @@ def test_a_network_observer_sees_no_update_bytes_over_tls(certs):
 def test_control_without_tls_the_observer_reads_the_update(certs):
     received, seen = _observed(certs, tls=False)
     assert received[:64] in seen
+
+
+def test_a_runtime_that_cannot_make_tls_refuses_the_suite_instead_of_running_without(tmp_path):
+    from hebench.errors import ParameterError
+    from hebench.runtime.runner import Runner
+    from hebench.suite import parse_suite
+
+    class OtherRuntime:
+        name, supports_resume = "flower", False
+
+    suite = parse_suite({"name": "x", "configurations": [{"mode": "raw", "transport": "tls"}]})
+    with pytest.raises(ParameterError, match="transport: tls"):
+        Runner(suite, tmp_path, runtime=OtherRuntime()).run()  # type: ignore[arg-type]
+    assert not (tmp_path / "results.jsonl").exists()
