@@ -94,6 +94,47 @@ class SelectiveSpec(_Frozen):
         return self.mask != "layers"
 
 
+class DPSpec(_Frozen):
+    """Differential privacy on a configuration's client updates (see docs/dp-tls-tee.md).
+
+    ``client``: the update (trained model minus the round's global model) is clipped to L2 norm ``clip`` and
+    Gaussian noise N(0, (noise_multiplier·clip)²) is added per coordinate, as Flower's client-side fixed
+    clipping. ``sample``: DP-SGD with Opacus (per-sample clipping to ``clip``, noise ``noise_multiplier·clip``
+    per step), with ε at ``delta`` accounted over the run's rounds.
+    """
+
+    level: Literal["client", "sample"]
+    clip: float = Field(1.0, gt=0)
+    noise_multiplier: float = Field(ge=0)
+    delta: float = Field(1e-5, gt=0, lt=1)  # sample level: ε is reported at this δ
+    accountant: Literal["rdp", "prv"] = "rdp"  # sample level: Opacus' accountant
+
+    @model_validator(mode="after")
+    def _opacus_installed(self) -> DPSpec:
+        if self.level == "sample":
+            import importlib.util
+
+            if importlib.util.find_spec("opacus") is None:
+                raise ValueError("level: sample needs Opacus, which is not installed: pip install 'hebench[dp]'")
+        return self
+
+    @property
+    def tag(self) -> str:
+        """The configuration label's part for this DP setting."""
+        return f"dp-{self.level}-z{self.noise_multiplier:g}-c{self.clip:g}"
+
+
+class TEESpec(_Frozen):
+    """A *modelled* TEE row: costs of this configuration's measured run scaled by a published linear model.
+
+    ``coefficients`` is a YAML file of overhead coefficients per mechanism (none is shipped: see
+    docs/dp-tls-tee.md); ``mechanisms`` picks which of them are applied.
+    """
+
+    coefficients: str
+    mechanisms: tuple[str, ...] = Field(min_length=1)
+
+
 class Configuration(_Frozen):
     name: str | None = None
     mode: str = "raw"  # a registered mode: see hebench.modes
@@ -101,6 +142,9 @@ class Configuration(_Frozen):
     params: dict[str, Any] = Field(default_factory=dict)
     packing: Literal["flat", "per-layer"] = "flat"
     selective: SelectiveSpec | None = None
+    dp: DPSpec | None = None  # differential privacy on the clients' updates
+    transport: Literal["tcp", "tls"] = "tcp"  # tls: every party's channels over mutual TLS
+    tee: TEESpec | None = None  # a modelled (never measured) TEE cost row from this configuration's run
 
     @field_validator("params")
     @classmethod
@@ -143,6 +187,9 @@ class Configuration(_Frozen):
             sel = self.selective
             base += f"/sel-layers-{'+'.join(sel.layers)}" if sel.mask == "layers" else f"/sel-{sel.mask}-{sel.ratio:g}"
         base += "/per-layer" if self.packing == "per-layer" else ""
+        base += f"/{self.dp.tag}" if self.dp is not None else ""
+        base += "/tls" if self.transport == "tls" else ""
+        base += "/tee-modelled" if self.tee is not None else ""
         return base + (f"[{params_tag(self.params)}]" if self.params else "")
 
 
@@ -256,6 +303,11 @@ class Suite(_Frozen):
         remote = self.offload.engines
         if remote and len(remote) != self.data.clients:
             raise ValueError(f"offload.engines lists {len(remote)} engines for {self.data.clients} clients")
+        if remote and any(c.transport == "tls" and c.spec.needs_engines for c in self.configurations):
+            raise ValueError(
+                "transport: tls makes this run's party certificates for local engines only: "
+                "leave offload.engines empty, or use transport: tcp with remote engines"
+            )
         if remote and not self.offload.tls_dir:
             raise ValueError("remote offload engines need mutual TLS: set offload.tls_dir (hebench engine certs DIR)")
         return self._checked()

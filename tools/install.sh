@@ -18,5 +18,5 @@ if ! "$PY" -c "import Pyfhel" 2>/dev/null; then
   "$PY" tools/build_pyfhel.py --install || echo "warning: Pyfhel could not be built; its adapters will be listed as unavailable" >&2
 fi
 
-pip_install -e ".[test,flower]"
+pip_install -e ".[test,flower,dp]"
 command -v pyenv >/dev/null && pyenv rehash || true

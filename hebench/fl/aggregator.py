@@ -150,10 +150,11 @@ class Aggregator:
 def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None:
     creds = ctx.credentials
     assert creds.aggregator is not None and creds.public is not None
-    listener = listen(creds.aggregator)
+    tls = ctx.tls_for("aggregator")
+    listener = listen(creds.aggregator, tls=tls)
     control.send(listener.address)
     ka_address = control.recv()
-    ka = connect(ka_address, creds.public, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"))
+    ka = connect(ka_address, creds.public, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"), tls)
     ka.send(Message("hello", {"role": "aggregator"}))
     channels: dict[int, Channel] = {}
     for _ in range(ctx.suite.data.clients):

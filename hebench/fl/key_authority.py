@@ -45,7 +45,7 @@ def door(credential: bytes, name: str, ctx: PartyContext, records: Any) -> Door:
     def report(problem: str) -> None:
         records.put(SecurityNoteRecord(config=ctx.config.label, role="key_authority", door=name, problem=problem))
 
-    return listen(credential, on_refuse=report)
+    return listen(credential, on_refuse=report, tls=ctx.tls_for("key-authority"))
 
 
 def admit(listener: Door, name: str, count: int, ctx: PartyContext) -> list[Channel]:

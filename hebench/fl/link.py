@@ -101,12 +101,14 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
                 "key authority",
                 ctx.timeout_s,
                 ctx.transcript(f"client-{index}-keys"),
+                ctx.tls_for(f"client-{index}"),
             )
             ka.send(Message("hello", {"role": "client", "client": index}))
         load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
         ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)
         cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
     assert creds.aggregator is not None
-    agg = connect(wiring.aggregator, creds.aggregator, "aggregator", ctx.timeout_s, ctx.transcript(f"client-{index}"))
+    transcript, tls = ctx.transcript(f"client-{index}"), ctx.tls_for(f"client-{index}")
+    agg = connect(wiring.aggregator, creds.aggregator, "aggregator", ctx.timeout_s, transcript, tls)
     agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
     return DirectLink(agg, cipher)

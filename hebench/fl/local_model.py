@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hebench.fl.dp import SampleLevelDP, noise_rng, privatize_update
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.training import GLOBAL_RNG, evaluate, make_optimizer, train_locally
@@ -35,6 +36,11 @@ class LocalModel:
             if ctx.initial is not None:
                 load_vector(self.model, ctx.initial)
             self._warm_up()
+        dp = ctx.config.dp
+        self.sample_dp = None
+        if dp is not None and dp.level == "sample":
+            self.sample_dp = SampleLevelDP(dp, len(self.data), ctx.suite.training.batch_size)
+            self.sample_dp.check(self.model)
         self.folder = RunFolder(ctx.run_dir)
         self.checkpoints = self.folder.checkpoints(ctx.config.label)
 
@@ -78,15 +84,30 @@ class LocalModel:
         return len(self.data)
 
     def train(self, round_index: int) -> tuple[np.ndarray, float]:
-        """Local training for one round; returns the update vector and the mean loss."""
+        """Local training for one round; returns the update vector (what the client uploads) and the mean loss.
+
+        With client-level DP the uploaded model is the global model plus the clipped, noised update.
+        """
         seed = self.ctx.suite.seed * 1_000_003 + round_index * 1009 + self.ctx.client_index
-        loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed)
+        start = model_vector(self.model)
+        loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, self.sample_dp)
         vector = model_vector(self.model)
+        dp = self.ctx.config.dp
+        if dp is not None and dp.level == "client":
+            rng = noise_rng(self.ctx.suite.seed, round_index, self.ctx.client_index)
+            vector = start + privatize_update(vector - start, dp, rng)
         if self.ctx.suite.measure.decryption_error:
             self.records.put(
                 {"kind": "oracle_update", "client": self.ctx.client_index, "round": round_index, "vector": vector}
             )
         return vector, loss
+
+    def privacy_spent(self) -> dict[str, float]:
+        """Sample-level DP: this client's ε so far (for its round record); empty otherwise."""
+        if self.sample_dp is None:
+            return {}
+        epsilon = self.sample_dp.epsilon()
+        return {} if epsilon is None else {"dp_epsilon": epsilon}
 
     def finish_round(
         self,
@@ -111,6 +132,7 @@ class LocalModel:
                 affinity=tuple(sorted(os.sched_getaffinity(0))),
                 bytes_sent=channel.bytes_sent - before[0],
                 bytes_received=channel.bytes_received - before[1],
+                **self.privacy_spent(),
                 **report,
                 **meter.measured(),
             )

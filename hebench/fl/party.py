@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hebench.errors import HebenchError
+from hebench.net.certs import TLSFiles, party_tls
 from hebench.results.run_folder import RunFolder
 from hebench.suite import Configuration, Suite
 
@@ -77,10 +78,15 @@ class PartyContext:
     initial: np.ndarray | None = None  # resumed global model
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
     worker: str | None = None  # the pool worker process hosting this client as a thread (None: its own process)
+    tls: str | None = None  # transport: tls: the run's party certificates (None: authenticated TCP)
 
     @property
     def timeout_s(self) -> float:
         return self.suite.measure.timeout_s
+
+    def tls_for(self, party: str) -> TLSFiles | None:
+        """``party``'s certificate for mutual TLS (``aggregator``, ``key-authority``, ``client-N``), or None."""
+        return party_tls(self.tls, party)
 
     def transcript(self, role: str) -> Path | None:
         if not self.suite.measure.transcripts:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from hebench.suite import TrainingSpec
+
+if TYPE_CHECKING:
+    from hebench.fl.dp import SampleLevelDP
 
 # torch's default generator (initialisation, dropout) is process-wide: clients hosted as threads of one
 # process take turns with it, so each client's model is what it would be in a process of its own
@@ -28,13 +32,17 @@ def make_optimizer(model: nn.Module, spec: TrainingSpec) -> torch.optim.Optimize
     return torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=spec.momentum)
 
 
-def train_locally(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int) -> float:
-    """Run local SGD/Adam; returns the mean training loss."""
+def train_locally(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int, dp: SampleLevelDP | None = None
+) -> float:
+    """Run local SGD/Adam (DP-SGD with ``dp``); returns the mean training loss."""
     with GLOBAL_RNG:
-        return _train(model, x, y, spec, seed)
+        return _train(model, x, y, spec, seed, dp)
 
 
-def _train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int) -> float:
+def _train(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int, dp: SampleLevelDP | None
+) -> float:
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)  # dropout
     model.train()
@@ -49,6 +57,15 @@ def _train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpe
     else:
         for _ in range(spec.local_epochs):
             batches += list(torch.randperm(n, generator=gen).split(spec.batch_size))
+    if dp is None:
+        return _steps(model, opt, x, y, batches)
+    with dp.wrap(model, opt) as dp_opt:
+        loss = _steps(model, dp_opt, x, y, batches)
+    dp.account(len(batches))
+    return loss
+
+
+def _steps(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, batches: list) -> float:
     total = 0.0
     for idx in batches:
         opt.zero_grad()

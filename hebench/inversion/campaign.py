@@ -80,7 +80,9 @@ def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):
                         name = config.label + _suffix(spec, attacker, "local", None, batch, threat)
                         plans.append(
-                            AttackPlan(view=view, selective=selective, label=name, attacker=attacker, **common)
+                            AttackPlan(
+                                view=view, selective=selective, label=name, attacker=attacker, dp=config.dp, **common
+                            )
                         )
             for mask in spec.masks:
                 for ratio in spec.ratios:
@@ -139,6 +141,7 @@ def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | Non
         "local_steps": plan.local_steps,
         "local_lr": plan.local_lr if plan.local_steps else None,
         "clients": plan.clients,
+        "dp": plan.dp.model_dump(mode="json") if plan.dp else None,
         "label_source": labels[0] if len(labels) == 1 else labels,
         "wall_s": wall_s,
         "grid": str(grid) if grid else None,

@@ -33,7 +33,7 @@ from hebench.inversion.recipes import load_recipe
 from hebench.inversion.success import SUCCESS_SSIM, success_rate
 from hebench.models import build_model
 from hebench.models.lenet import dlg_init
-from hebench.suite import DataSpec, SelectiveSpec
+from hebench.suite import DataSpec, DPSpec, SelectiveSpec
 
 METRICS = ("mse", "psnr", "ssim", "uqi", "vifp", "msssim_upscaled")
 
@@ -62,6 +62,7 @@ class AttackPlan:
     success_ssim: float = SUCCESS_SSIM
     workers: int | None = None  # restart worker processes (None: one per available core)
     device: str = "auto"  # auto | cpu | cuda
+    dp: DPSpec | None = None  # the configuration's DP: the attacker sees each client's noisy upload
 
     @property
     def name(self) -> str:
@@ -136,7 +137,7 @@ def _observation(plan: AttackPlan, data, model, image: int, model_seed: int) -> 
     local = plan.local
     if local is not None:
         local = replace(local, seed=model_seed)
-    upload = victim_update(model, xs, ys, local)
+    upload = victim_update(model, xs, ys, local, plan.dp, plan.local_lr, model_seed)
     mask = None
     if plan.view == "selective":
         assert plan.selective is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -20,6 +21,9 @@ from torch import nn
 
 from hebench.fl.training import train_locally
 from hebench.suite import TrainingSpec
+
+if TYPE_CHECKING:
+    from hebench.fl.dp import SampleLevelDP
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,14 @@ def local_batches(n: int, local: LocalTraining) -> list[torch.Tensor]:
     return batches[: local.steps]
 
 
-def client_update(model: nn.Module, x: torch.Tensor, y: torch.Tensor, local: LocalTraining) -> tuple[torch.Tensor, ...]:
-    """The client's real upload as a pseudo-gradient ``(w_0 - w_E) / lr``, one tensor per parameter."""
+def client_update(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, local: LocalTraining, dp: SampleLevelDP | None = None
+) -> tuple[torch.Tensor, ...]:
+    """The client's real upload as a pseudo-gradient ``(w_0 - w_E) / lr``, one tensor per parameter (DP-SGD
+    with ``dp``)."""
     twin = copy.deepcopy(model)
     before = [p.detach().clone() for p in twin.parameters()]
-    train_locally(twin, x, y, local.spec(len(y)), local.seed)
+    train_locally(twin, x, y, local.spec(len(y)), local.seed, dp)
     return tuple((b - p.detach()) / local.lr for b, p in zip(before, twin.parameters(), strict=True))
 
 

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from hebench.inversion.local_update import LocalTraining
+from hebench.suite import DPSpec
 
 Attacker = Literal["mask-aware", "fedml-he-zeros", "fedml-he-noise"]
 ATTACKERS: tuple[str, ...] = ("mask-aware", "fedml-he-zeros", "fedml-he-noise")
@@ -87,15 +88,27 @@ def victim_gradients(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tupl
 
 
 def victim_update(
-    model: nn.Module, xs: list[torch.Tensor], ys: list[torch.Tensor], local: LocalTraining | None
+    model: nn.Module,
+    xs: list[torch.Tensor],
+    ys: list[torch.Tensor],
+    local: LocalTraining | None,
+    dp: DPSpec | None = None,
+    dp_lr: float = 0.1,
+    seed: int = 0,
 ) -> tuple[torch.Tensor, ...]:
-    """What the clients upload, averaged (FedAvg over equal sample counts): gradients, or E-step updates."""
+    """What the clients upload, averaged (FedAvg over equal sample counts): gradients, or E-step updates;
+    with ``dp`` each client's upload is noised first (:mod:`hebench.inversion.dp_view`, seeded by ``seed``)."""
+    from hebench.inversion.dp_view import dp_upload
     from hebench.inversion.local_update import client_update
 
-    per_client = [
-        victim_gradients(model, x, y) if local is None else client_update(model, x, y, local)
-        for x, y in zip(xs, ys, strict=True)
-    ]
+    if dp is not None:
+        rngs = [np.random.default_rng([seed, i, 0xD1FF]) for i in range(len(xs))]
+        per_client = [dp_upload(model, x, y, local, dp, dp_lr, rng) for x, y, rng in zip(xs, ys, rngs, strict=True)]
+    else:
+        per_client = [
+            victim_gradients(model, x, y) if local is None else client_update(model, x, y, local)
+            for x, y in zip(xs, ys, strict=True)
+        ]
     return tuple(torch.stack(ts).mean(0) for ts in zip(*per_client, strict=True))
 
 

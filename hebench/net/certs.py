@@ -42,7 +42,7 @@ def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
     path.chmod(0o600)
 
 
-def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, hosts: list[str]):
+def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, hosts: list[str], client: bool = False):
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.timezone.utc)
     builder = (
@@ -55,7 +55,11 @@ def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, host
         .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+                if server and client
+                else [ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
             critical=False,
         )
     )
@@ -70,15 +74,8 @@ def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, host
     return key, builder.sign(ca_key, hashes.SHA256())
 
 
-def make_certificates(
-    outdir: Path,
-    hosts: int = 4,
-    server_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
-    days: int = 30,
-    server_role: str = "engine",
-) -> dict[str, TLSFiles]:
-    """Write ca.pem and (cert, key) pairs for the server (``server_role``: the engine, a Flower SuperLink or a
-    run's hub), the key authority (engines only) and ``hosts`` hosts."""
+def _make_ca(outdir: Path, days: int) -> tuple[ec.EllipticCurvePrivateKey, x509.Name, Path]:
+    """A fresh CA in ``outdir`` (ca.pem, ca-key.pem): its key, name and certificate path."""
     outdir.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("hebench test CA")
@@ -97,6 +94,48 @@ def make_certificates(
     ca_path = outdir / "ca.pem"
     ca_path.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     _write_key(ca_key, outdir / "ca-key.pem")
+    return ca_key, ca_name, ca_path
+
+
+PARTY_CN_PREFIX = "hebench-party"
+
+
+def make_party_certificates(
+    outdir: Path, parties: tuple[str, ...], hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), days: int = 1
+) -> dict[str, TLSFiles]:
+    """A CA and one certificate per party (``aggregator``, ``key-authority``, ``client-0``, …) for a run's
+    mutual-TLS channels (``transport: tls``): each may serve (its doors) and dial (its peers' doors)."""
+    ca_key, ca_name, ca_path = _make_ca(outdir, days)
+    out = {}
+    for party in parties:
+        key, cert = _issue(
+            f"{PARTY_CN_PREFIX}-{party}", ca_key, ca_name, server=True, client=True, days=days, hosts=list(hosts)
+        )
+        cert_path, key_path = outdir / f"{party}.pem", outdir / f"{party}-key.pem"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        _write_key(key, key_path)
+        out[party] = TLSFiles(cert_path, key_path, ca_path)
+    return out
+
+
+def party_tls(folder: str | Path | None, party: str) -> TLSFiles | None:
+    """``party``'s certificate in a :func:`make_party_certificates` folder (None: no TLS)."""
+    if folder is None:
+        return None
+    folder = Path(folder)
+    return TLSFiles(folder / f"{party}.pem", folder / f"{party}-key.pem", folder / "ca.pem")
+
+
+def make_certificates(
+    outdir: Path,
+    hosts: int = 4,
+    server_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+    days: int = 30,
+    server_role: str = "engine",
+) -> dict[str, TLSFiles]:
+    """Write ca.pem and (cert, key) pairs for the server (``server_role``: the engine, a Flower SuperLink or a
+    run's hub), the key authority (engines only) and ``hosts`` hosts."""
+    ca_key, ca_name, ca_path = _make_ca(outdir, days)
     roles = {server_role: (ENGINE_CN if server_role == "engine" else f"hebench-{server_role}", True)}
     if server_role == "engine":
         roles["key-authority"] = (KEY_AUTHORITY_CN, False)

@@ -19,8 +19,10 @@ import logging
 import os
 import queue
 import socket
+import ssl
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from hebench.errors import HebenchError, PartyError
+from hebench.net import stream
+from hebench.net.certs import TLSFiles
 from hebench.net.limits import HANDSHAKE_S, FrameTooLargeError, max_frame_bytes
 
 log = logging.getLogger("hebench.net")
@@ -199,6 +203,8 @@ def _with_deadline(conn: Connection, seconds: float, steps: Callable[[], None]) 
 class Door:
     """A listening socket that hands out only connections that proved ``authkey``.
 
+    With ``tls`` (this party's certificate) a peer must first complete mutual TLS with a certificate from
+    the same CA, then prove ``authkey`` inside the TLS session (the key still binds the peer to its role).
     Every connection is authenticated on its own thread within ``handshake_s`` (multiprocessing's HMAC
     challenge both ways, which reads at most 256 bytes per frame), so a silent, slow or garbage peer never
     holds the door. Refusals go to the ``hebench.net`` log and to :attr:`refused` (the last 100).
@@ -211,15 +217,17 @@ class Door:
         port: int = 0,
         handshake_s: float = HANDSHAKE_S,
         on_refuse: Callable[[str], None] | None = None,
+        tls: TLSFiles | None = None,
     ) -> None:
         self._authkey, self._handshake_s, self._on_refuse = authkey, handshake_s, on_refuse
+        self._tls = stream.server_context(tls) if tls is not None else None
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((host, port))
         self._sock.listen(BACKLOG)
         self.address: Address = self._sock.getsockname()[:2]
         self.refused: deque[str] = deque(maxlen=100)
-        self._ready: queue.Queue[Connection] = queue.Queue()
+        self._ready: queue.Queue[Connection | stream.FramedSocket] = queue.Queue()
         self._pending = threading.BoundedSemaphore(MAX_PENDING)
         self._closed = False
         threading.Thread(target=self._accept_loop, daemon=True).start()
@@ -239,6 +247,9 @@ class Door:
     def _admit(self, raw: socket.socket, peer: Any) -> None:
         try:
             raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._tls is not None:
+                self._admit_tls(raw, peer)
+                return
             conn = Connection(raw.detach())
             try:
                 _with_deadline(
@@ -257,6 +268,23 @@ class Door:
         finally:
             self._pending.release()
 
+    def _admit_tls(self, raw: socket.socket, peer: Any) -> None:
+        """Mutual TLS, then the door's key challenge inside the session, within the handshake deadline."""
+        try:
+            framed = stream.admit(raw, tls=self._tls, authkey=None, handshake_s=self._handshake_s)
+            framed.deadline = time.monotonic() + self._handshake_s
+            stream.challenge(framed, self._authkey)
+            framed.trust()
+        except (PartyError, ssl.SSLError, OSError, EOFError) as err:
+            raw.close()
+            why = err.problem if isinstance(err, PartyError) else str(err)
+            self._refuse(peer, f"failed TLS authentication: {why or 'closed or too slow'}")
+            return
+        if self._closed:
+            framed.close()
+        else:
+            self._ready.put(framed)
+
     def _refuse(self, peer: Any, why: str) -> None:
         line = f"refused a peer at {peer[0]}:{peer[1]}: {why}"
         self.refused.append(line)
@@ -264,7 +292,7 @@ class Door:
         if self._on_refuse is not None:
             self._on_refuse(line)
 
-    def next(self, timeout_s: float | None) -> Connection:
+    def next(self, timeout_s: float | None) -> Connection | stream.FramedSocket:
         """The next authenticated connection; raises PartyError after ``timeout_s`` without one."""
         try:
             return self._ready.get(timeout=timeout_s)
@@ -284,13 +312,25 @@ class Door:
             self._ready.get_nowait().close()
 
 
-def listen(authkey: bytes, on_refuse: Callable[[str], None] | None = None) -> Door:
-    """A door on a free loopback port; ``on_refuse(line)`` hears of each peer refused there."""
-    return Door(authkey, on_refuse=on_refuse)
+def listen(authkey: bytes, on_refuse: Callable[[str], None] | None = None, tls: TLSFiles | None = None) -> Door:
+    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(line)`` hears of each peer refused."""
+    return Door(authkey, on_refuse=on_refuse, tls=tls)
 
 
-def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
-    """Dial a :class:`Door` and authenticate both ways within :data:`HANDSHAKE_S` (connect included)."""
+def connect(
+    address: Address,
+    authkey: bytes,
+    peer: str,
+    timeout_s: float,
+    transcript: Path | None = None,
+    tls: TLSFiles | None = None,
+) -> Channel:
+    """Dial a :class:`Door` and authenticate both ways within :data:`HANDSHAKE_S` (connect included).
+
+    With ``tls`` (this party's certificate): mutual TLS first, then the door's key inside the session.
+    """
+    if tls is not None:
+        return Channel(_connect_tls(address, authkey, peer, tls), peer, timeout_s, transcript)  # type: ignore[arg-type]
     try:
         raw = socket.create_connection(tuple(address), timeout=HANDSHAKE_S)
     except OSError as err:
@@ -307,6 +347,22 @@ def connect(address: Address, authkey: bytes, peer: str, timeout_s: float, trans
             "is that party running, with this run's key?",
         ) from None
     return Channel(conn, peer, timeout_s, transcript)
+
+
+def _connect_tls(address: Address, authkey: bytes, peer: str, tls: TLSFiles) -> stream.FramedSocket:
+    framed = stream.dial(tuple(address), tls=tls, authkey=None, peer=peer, timeout_s=HANDSHAKE_S)  # type: ignore[arg-type]
+    try:
+        framed.deadline = time.monotonic() + HANDSHAKE_S
+        stream.answer(framed, authkey, peer)
+        framed.trust()
+    except (PartyError, OSError, EOFError) as err:
+        framed.close()
+        why = err.problem if isinstance(err, PartyError) else str(err) or "closed or too slow"
+        raise PartyError(
+            f"{peer} at {address[0]}:{address[1]} did not authenticate over TLS: {why}",
+            "is that party running, with this run's key and a certificate from this run's CA?",
+        ) from None
+    return framed
 
 
 def accept(listener: Door, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:

@@ -49,6 +49,7 @@ class EngineConfig:
     transcripts: str | None = None  # folder: keep every byte received (security tests)
     max_frame_bytes: int | None = None  # bound on one authenticated frame; None: HEBENCH_MAX_FRAME_BYTES or 1 GiB
     handshake_s: float = HANDSHAKE_S  # a peer must finish TLS and the key challenge within this
+    upload_tls: TLSFiles | None = None  # transport: tls: this engine's certificate at the aggregator's door
 
 
 class EngineServer:
@@ -193,7 +194,8 @@ class Session:
             raise PartyError("the host's session names no run", "update the host to this hebench version")
         self.keys = engine.keys(str(hello["run"]))
         address = tuple(hello["aggregator"])
-        self.agg = connect(address, bytes.fromhex(hello["authkey"]), "aggregator", engine.config.timeout_s)  # type: ignore[arg-type]
+        authkey, config = bytes.fromhex(hello["authkey"]), engine.config
+        self.agg = connect(address, authkey, "aggregator", config.timeout_s, tls=config.upload_tls)  # type: ignore[arg-type]
         self.meter = PhaseMeter()
 
     def run(self) -> None:

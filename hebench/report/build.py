@@ -199,30 +199,26 @@ def run_section(
     section["choose"] = choose(options)
     section["chart"] = figs.add(f"{prefix}-cost-leakage", cost_leakage(options), size=chart_size(options))
     section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]
-    section["figures"].append(
-        (
-            "Wall time per phase per round (client, or engine under offload; and aggregation)",
-            figs.add(f"{prefix}-phases", F.phase_bars(rows)),
+    cost_panels = [
+        ("client_cpu_s_per_round", "host CPU (s)", 1.0),
+        ("engine_cpu_s_per_round", "engine CPU (s)", 1.0),
+        ("upload_bytes_per_client_round", "upload (MB)", 1e-6),
+        ("peak_rss_bytes", "peak RSS (MB)", 1e-6),
+    ]
+    if any(r.round_wall_s for r in rows):  # a run that failed before its first round has no phases to draw
+        section["figures"].append(
+            (
+                "Wall time per phase per round (client, or engine under offload; and aggregation)",
+                figs.add(f"{prefix}-phases", F.phase_bars(rows)),
+            )
         )
-    )
-    section["figures"].append(
-        (
-            "Host CPU, engine CPU and traffic per client per round",
-            figs.add(
-                f"{prefix}-costs",
-                F.paired_bars(
-                    rows,
-                    [
-                        ("client_cpu_s_per_round", "host CPU (s)", 1.0),
-                        ("engine_cpu_s_per_round", "engine CPU (s)", 1.0),
-                        ("upload_bytes_per_client_round", "upload (MB)", 1e-6),
-                        ("peak_rss_bytes", "peak RSS (MB)", 1e-6),
-                    ],
-                ),
-                size=(9, 3.4),
-            ),
+    if any(getattr(r, key) for r in rows for key, _, _ in cost_panels):
+        section["figures"].append(
+            (
+                "Host CPU, engine CPU and traffic per client per round",
+                figs.add(f"{prefix}-costs", F.paired_bars(rows, cost_panels), size=(9, 3.4)),
+            )
         )
-    )
     if rounds:
         quality = section["quality"]
 

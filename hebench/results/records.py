@@ -30,6 +30,7 @@ __all__ = [
     "KeygenRecord",
     "LibraryBenchmarkRecord",
     "MaskAgreementRecord",
+    "ModelledCostRecord",
     "PartyRoundRecord",
     "PartySetupRecord",
     "Phase",
@@ -132,6 +133,8 @@ class ConfigurationRecord(Record):
     start_round: int = 0
     runtime: str = "hebench"  # hebench (local processes) or flower
     superlink: str | None = None  # flower only
+    dp: Mapping[str, Any] | None = None  # the suite's DPSpec as JSON; None: no differential privacy
+    transport: str = "tcp"  # tcp, or tls (every party's channels over mutual TLS)
 
 
 # --- parties ----------------------------------------------------------------------------------
@@ -214,6 +217,7 @@ class PartyRoundRecord(Record, Measured):
     round_wall_s: float | None = None
     flower_round_wall_s: float | None = None  # includes Flower's polling: never compared with local runs
     holds_secret_key: bool | None = None
+    dp_epsilon: float | None = None  # sample-level DP: this client's ε after this round (at the suite's δ)
 
     @property
     def trained(self) -> bool:
@@ -363,6 +367,7 @@ class AttackSummaryRecord(Record):
     clients: int | None = None
     label_source: str | tuple[str, ...] | None = None
     wall_s: float | None = None
+    dp: Mapping[str, Any] | None = None  # the configuration's DP: the attack matched each client's noisy upload
 
 
 @_register("attack_campaign")
@@ -374,6 +379,30 @@ class AttackCampaignRecord(Record):
     wall_s: float
     workers: int | None = None
     device: str | None = None
+
+
+@_register("modelled_cost")
+@dataclass(frozen=True, kw_only=True)
+class ModelledCostRecord(Record):
+    """A configuration's costs as a published linear model predicts them under a TEE: modelled, never measured.
+
+    ``baseline_*`` are this configuration's measured figures (sum over its rounds; CPU without waiting);
+    ``modelled_*`` are ``baseline × (1 + Σ coefficients)``. See :mod:`hebench.results.tee_model`.
+    """
+
+    config: str
+    modelled: bool = True
+    model: str
+    source: str
+    fitted_on: str
+    coefficients_file: str
+    coefficients: Mapping[str, float]
+    rounds: int
+    baseline_round_wall_s: float
+    modelled_round_wall_s: float
+    overhead_wall_s: Mapping[str, float]
+    baseline_cpu_s: float
+    modelled_cpu_s: float
 
 
 @_register("library_benchmark")

@@ -25,11 +25,11 @@ from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext, Wiring, party_main
 from hebench.modes import KeyHolders
 from hebench.net.address import parse_address
-from hebench.net.certs import TLSFiles, make_certificates
+from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
 from hebench.offload.engine import EngineConfig, local_engine_main
 from hebench.offload.placement import place
 from hebench.results.records import PoolWorkerRecord, Record
-from hebench.results.run_folder import RunFolder
+from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.runtime.hosting import Hosting, plan_hosting
 from hebench.runtime.pool import pool_main
@@ -58,6 +58,7 @@ class LocalRuntime:
     def start(self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any]) -> Started:
         suite, config = run.suite, run.config
         creds = Credentials.generate()
+        tls_folder = party_certificates(run)
         base = PartyContext(
             suite=suite,
             config=config,
@@ -69,6 +70,7 @@ class LocalRuntime:
             num_classes=run.data.num_classes,
             initial=run.initial,
             cores=host_cores(suite),
+            tls=tls_folder,
         )
         spawn = mp.get_context("spawn")
         names = ("aggregator", *(f"client-{i}" for i in range(len(run.data.clients))))
@@ -150,9 +152,10 @@ class LocalRuntime:
             return [parse_address(a, "offload.engines entry") for a in spec.engines], spec.tls_dir
         placement = place(spec)
         tls_dir = spec.tls_dir
-        if spec.tls and not tls_dir:
+        if (spec.tls or run.config.transport == "tls") and not tls_dir:
             tls_dir = str(RunFolder(run.run_dir).certs)
             make_certificates(Path(tls_dir), hosts=suite.data.clients)
+        parties = party_certificates(run)
         endpoints = []
         for i in range(suite.data.clients):
             tls = (
@@ -169,6 +172,7 @@ class LocalRuntime:
                 cores=placement.engine_cores,
                 timeout_s=suite.measure.timeout_s,
                 transcripts=transcripts,
+                upload_tls=party_tls(parties, f"engine-{i}"),
             )
             parent, child = spawn.Pipe()
             proc = spawn.Process(target=local_engine_main, args=(engine_config, child), name=f"engine-{i}", daemon=True)
@@ -204,6 +208,23 @@ def _pool_totals(hosting: Hosting, started: Started, timeout_s: float) -> Callab
                     write(rec)
 
     return finish
+
+
+def party_certificates(run: ConfigurationRun) -> str | None:
+    """``transport: tls``: the folder of this configuration's CA and party certificates (made once, in the
+    run folder); None for authenticated TCP."""
+    if run.config.transport != "tls":
+        return None
+    folder = RunFolder(run.run_dir).certs / f"parties-{safe_label(run.config.label)}"
+    if not (folder / "ca.pem").exists():
+        clients = len(run.data.clients)
+        names = (
+            "aggregator",
+            "key-authority",
+            *(f"{role}-{i}" for role in ("client", "engine") for i in range(clients)),
+        )
+        make_party_certificates(folder, names)
+    return str(folder)
 
 
 def host_cores(suite: Suite) -> tuple[int, ...] | None:

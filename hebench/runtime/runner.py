@@ -24,7 +24,7 @@ import yaml
 
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
-from hebench.errors import HebenchError, PartyError
+from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
@@ -37,6 +37,7 @@ from hebench.results.records import (
     RunFailedRecord,
 )
 from hebench.results.run_folder import RunFolder
+from hebench.results.tee_model import load_coefficients, modelled_costs
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
 from hebench.runtime.local import LocalRuntime
 from hebench.suite import Configuration, Suite
@@ -85,6 +86,12 @@ class Runner:
         self._at: tuple[str | None, int | None] = (None, None)  # configuration and round under way
 
     def run(self, resume: bool = False) -> Path:
+        tls = [c.label for c in self.suite.configurations if c.transport == "tls"]
+        if tls and not isinstance(self.runtime, LocalRuntime):  # never a silent run without the asked-for TLS
+            raise ParameterError(
+                f"transport: tls ({', '.join(tls)}) is made by the local runtime, not by --engine {self.runtime.name}",
+                "run these configurations without --engine, or use the engine's own TLS settings",
+            )
         if resume and not self.runtime.supports_resume:
             raise PartyError(
                 f"--resume is not supported with --engine {self.runtime.name}",
@@ -183,6 +190,8 @@ class Runner:
             "params": config.params,
             "packing": config.packing,
             "selective": config.selective.model_dump(mode="json") if config.selective else None,
+            "dp": config.dp.model_dump(mode="json") if config.dp else None,
+            "transport": config.transport,
             "model": suite.model.name,
             "parameters": parameter_count(model),
             "start_round": start,
@@ -190,6 +199,8 @@ class Runner:
 
     def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
         self._at = (config.label, None)
+        if config.tee is not None:  # a bad coefficients file fails before the run, not after it
+            self._modelled_tee(config, None)
         record = {**self._configuration_record(config, data, start), **self.runtime.configuration_fields()}
         writer.write("configuration", record)
         self.on_event(RunEvent(config.label, None))
@@ -200,6 +211,20 @@ class Runner:
             started.finish(writer.write)
         finally:
             started.stop()
+        if config.tee is not None:
+            self._modelled_tee(config, writer)
+
+    def _modelled_tee(self, config: Configuration, writer: ResultWriter | None) -> None:
+        """The configuration's modelled TEE row, from the measured records just written (never mixed with them);
+        without a writer, only check the coefficients file."""
+        tee = config.tee
+        assert tee is not None
+        path = str(self.folder.resolve(tee.coefficients))
+        coefficients = load_coefficients(path)
+        records = read_records(self.folder.results).records if writer is not None else []
+        record = modelled_costs(config.label, records, coefficients, tee.mechanisms, path)
+        if writer is not None:
+            writer.write(record)
 
     def _control_recv(self, control: Any, name: str, started: Started) -> Any:
         """A party's start-up answer (its address), while watching that every party is still alive."""
