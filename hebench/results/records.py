@@ -131,6 +131,7 @@ class ConfigurationRecord(Record):
     start_round: int = 0
     runtime: str = "hebench"  # hebench (local processes) or flower
     superlink: str | None = None  # flower only
+    mode_security: Mapping[str, Any] | None = None  # a protocol's own strength (secagg's mask work factor)
 
 
 # --- parties ----------------------------------------------------------------------------------
