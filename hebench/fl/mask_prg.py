@@ -2,7 +2,8 @@
 
 ``flwr-32bit`` is flwr 1.41's ``pseudo_rand_gen``: it XOR-folds the key to 32 bits and seeds
 numpy's ``RandomState`` with them, so a mask has at most 2^32 possible values. ``full-key`` keys
-numpy's Philox-4x64 counter generator with 128 bits of the HKDF-derived key. Neither is a
+numpy's Philox-4x64 counter generator with a 128-bit key derived from the whole
+256-bit HKDF output. Neither is a
 cryptographic PRG (a deployment would use AES-CTR or ChaCha20); full-key at least leaves no
 seed small enough to enumerate.
 """
@@ -24,9 +25,10 @@ def flwr_32bit_mask(key: bytes, modulus: int, length: int) -> np.ndarray:
 
 
 def full_key_mask(key: bytes, modulus: int, length: int) -> np.ndarray:
-    """Philox-4x64 keyed with the first 128 bits of the key material (``key``: Flower's base64 shared key)."""
+    """Philox-4x64 with a 128-bit key that ``SeedSequence`` derives from all of the key material
+    (``key``: Flower's base64 shared key, 256 bits)."""
     raw = _key_bytes(key)
-    gen = np.random.Generator(np.random.Philox(key=int.from_bytes(raw[:16], "little")))
+    gen = np.random.Generator(np.random.Philox(np.random.SeedSequence(int.from_bytes(raw, "little"))))
     return gen.integers(0, modulus, length, dtype=np.uint64)
 
 
