@@ -25,7 +25,8 @@ from hebench.fl.ring_shares import combine, decode, encode, split
 from hebench.fl.secagg_client import SecAggClientRound
 from hebench.fl.secagg_server import collect_secagg
 from hebench.modes.params import SecAggParams, SecretSharingParams
-from hebench.net.transport import Message, encode as encode_frame
+from hebench.net.transport import Message
+from hebench.net.transport import encode as encode_frame
 
 PARAMETERS = 1_206_590  # CNN_DropOut (models registry: cnn_dropout)
 CLIENTS = (2, 8, 32)
@@ -84,8 +85,7 @@ def secagg_cost(clients: int, params: SecAggParams, size: int = PARAMETERS) -> d
     agg_phases = meter.take()["phases"]
     assert np.abs(result.average - vector).max() < clients * 2 * params.clipping_range / params.quantization_range
     per_phase = {
-        name: float(np.mean([client_phases[i][name]["cpu_s"] for i in range(clients)]))
-        for name in client_phases[0]
+        name: float(np.mean([client_phases[i][name]["cpu_s"] for i in range(clients)])) for name in client_phases[0]
     }
     return {
         "clients": clients,
@@ -175,8 +175,11 @@ def protections_scale(clients: tuple[int, ...] = CLIENTS, size: int = PARAMETERS
         series[f"secret-sharing/K{k}"] = {"rows": rows, "slope": _slopes(rows)}
     he = host_he_cost(size)
     if he is not None:
-        series["host-he/tenseal-ckks"] = {"rows": [{**he, "clients": n} for n in clients], "slope": {
-            "client_cpu_s_per_client": 0.0, "client_bytes_per_client": 0.0}, "note": "independent of clients"}
+        series["host-he/tenseal-ckks"] = {
+            "rows": [{**he, "clients": n} for n in clients],
+            "slope": {"client_cpu_s_per_client": 0.0, "client_bytes_per_client": 0.0},
+            "note": "independent of clients",
+        }
     result["series"] = series
     full, flwr = series["secagg+/ring3/full-key"]["rows"], series["secagg+/ring3/flwr-32bit"]["rows"]
     result["full_key_vs_flwr_mask_cpu"] = [
