@@ -90,9 +90,7 @@ def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
                     seen = {**common, "clients": clients_seen(suite, config, threat.clients)}
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):
                         name = config.label + _suffix(spec, attacker, "local", None, batch, threat)
-                        plans.append(
-                            AttackPlan(view=view, selective=selective, label=name, attacker=attacker, **seen)
-                        )
+                        plans.append(AttackPlan(view=view, selective=selective, label=name, attacker=attacker, **seen))
             for mask in spec.masks:
                 for ratio in spec.ratios:
                     selective = SelectiveSpec(mask=mask, ratio=ratio, samples=spec.sensitivity_samples)
