@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from hebench.errors import HebenchError, SuiteError
 from hebench.modes import ModeSpec, get_mode, mode_names
+from hebench.modes.params import ModeParams
 from hebench.results.steady import warmup_rounds
 
 AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
@@ -152,7 +153,15 @@ class Configuration(_Frozen):
         """Build the adapter's parameters now (no keys): a bad or insecure set fails the suite, not the run."""
         from hebench.crypto.registry import adapter_names, check_params
 
-        adapter = info.data.get("adapter")
+        adapter, mode = info.data.get("adapter"), info.data.get("mode")
+        if mode in mode_names() and get_mode(mode).params_model is not None:
+            try:  # the mode's own parameters; its adapter (plain) takes none
+                get_mode(mode).parse_params(params)
+            except ValidationError as err:
+                first = err.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ValueError(f"mode {mode}: {where + ': ' if where else ''}{first['msg']}") from None
+            return params
         if adapter in adapter_names():
             try:
                 check_params(adapter, params)
@@ -177,6 +186,16 @@ class Configuration(_Frozen):
     def spec(self) -> ModeSpec:
         """This configuration's mode."""
         return get_mode(self.mode)
+
+    @property
+    def adapter_params(self) -> dict[str, Any]:
+        """The adapter's parameters (none when ``params`` belong to the mode)."""
+        return {} if self.spec.params_model is not None else self.params
+
+    @property
+    def mode_params(self) -> ModeParams | None:
+        """The mode's own parameters, parsed (None: ``params`` are the adapter's)."""
+        return self.spec.parse_params(self.params)
 
     @property
     def label(self) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -15,6 +17,7 @@ from hebench.fl.fedavg import fedavg_weights, weighted_sum
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
+from hebench.modes.spec import resolve
 from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
 from hebench.selective.split import PLAIN, parts_of
@@ -59,9 +62,31 @@ def sum_updates(
     return tuple(encrypted + plain_sum), len(plain_sum)
 
 
+@dataclass(frozen=True)
+class Collected:
+    """What the aggregator's half of a round yields: the aggregate's blobs and how they were weighted."""
+
+    blobs: tuple[bytes, ...]
+    plain_parts: int  # trailing plaintext blobs (selective)
+    weights: dict[int, float]  # FedAvg weights of the clients in the aggregate
+    update_bytes: dict[int, int]  # bytes each client uploaded
+    meta: dict[str, Any] = field(default_factory=dict)  # extra fields of the aggregate message
+
+
+def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
+    """raw, host-he, offload: one (ciphertext) upload per client, summed weighted with public keys."""
+    with agg.meter.phase("receive"):
+        updates = {i: receive_update(agg.channels[i]) for i in chosen}
+    weights = fedavg_weights({i: int(updates[i][0]["samples"]) for i in chosen})
+    with agg.meter.phase("aggregate"):
+        blobs, plain_parts = sum_updates(adapter, updates, weights)
+    return Collected(blobs, plain_parts, weights, {i: sum(len(p) for p in updates[i][1]) for i in chosen})
+
+
 class Aggregator:
     def __init__(self, ctx: PartyContext, ka: Channel, channels: dict[int, Channel], records: Any) -> None:
         self.ctx, self.ka, self.channels, self.records = ctx, ka, channels, records
+        self.collect: Callable[[Aggregator, list[int], HEAdapter], Collected] = resolve(ctx.config.spec.aggregation)
         self.meter = PhaseMeter()
         self.epoch: int | None = None
         self.adapter: HEAdapter | None = None
@@ -115,14 +140,11 @@ class Aggregator:
         suite = self.ctx.suite
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
         for i in chosen:
-            self.channels[i].send(Message("train", {"round": r, "epoch": epoch}))
-        with self.meter.phase("receive"):
-            updates = {i: receive_update(self.channels[i]) for i in chosen}
-        weights = fedavg_weights({i: int(updates[i][0]["samples"]) for i in chosen})
-        with self.meter.phase("aggregate"):
-            blobs, plain_parts = sum_updates(adapter, updates, weights)
-        wire_weights = {str(i): w for i, w in weights.items()}
-        meta = {"round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
+            self.channels[i].send(Message("train", {"round": r, "epoch": epoch, "selected": chosen}))
+        got = self.collect(self, chosen, adapter)
+        blobs, plain_parts = got.blobs, got.plain_parts
+        wire_weights = {str(i): w for i, w in got.weights.items()}
+        meta = {**got.meta, "round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
         with self.meter.phase("send"):
             for ch in self.channels.values():
                 ch.send(Message("aggregate", meta, blobs))
@@ -138,7 +160,7 @@ class Aggregator:
                 selected=tuple(chosen),
                 weights=wire_weights,
                 **self._traffic_since(before),
-                update_bytes={str(i): sum(len(p) for p in updates[i][1]) for i in chosen},
+                update_bytes={str(i): n for i, n in got.update_bytes.items()},
                 aggregate_bytes=sum(len(b) for b in blobs),
                 plain_parts=plain_parts,
                 round_wall_s=time.perf_counter() - started,

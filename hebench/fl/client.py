@@ -31,7 +31,7 @@ class Client:
         self.mask = local.initial_mask()
 
     def _traffic(self) -> tuple[int, int]:
-        return self.link.channel.bytes_sent, self.link.channel.bytes_received
+        return self.link.traffic()
 
     def serve(self) -> None:
         """Follow the instructions arriving on the link until the run is done."""
@@ -89,7 +89,7 @@ class Client:
         if opened.engine is not None:
             report["engine"] = opened.engine
         vector = join(opened.encrypted, opened.plain, self.mask)
-        self.local.finish_round(self.link.channel, r, vector, opened.weights, self.meter, before, report)
+        self.local.finish_round(self.link.channel, r, vector, opened.weights, self.meter, before, report, self._traffic)
 
 
 def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:

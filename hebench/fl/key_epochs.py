@@ -35,7 +35,7 @@ class EpochKeys:
 
     def _make(self, epoch: int) -> tuple[bytes, bytes]:
         meter = PhaseMeter()
-        adapter = create_adapter(self.ctx.config.adapter, self.ctx.config.params)
+        adapter = create_adapter(self.ctx.config.adapter, self.ctx.config.adapter_params)
         with meter.phase("keygen"):
             adapter.keygen()
             secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)

@@ -54,6 +54,10 @@ class Link(ABC):
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         """The vector parts of an aggregate message."""
 
+    def traffic(self) -> tuple[int, int]:
+        """(bytes sent, bytes received) on every channel of this client's round so far."""
+        return self.channel.bytes_sent, self.channel.bytes_received
+
     def close(self) -> None:
         self.channel.close()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -118,11 +119,14 @@ class LocalModel:
         meter: PhaseMeter,
         before: tuple[int, int],
         report: dict[str, Any],
+        traffic: Callable[[], tuple[int, int]] | None = None,
     ) -> None:
-        """Load the global model, acknowledge, and record this party's round (bytes since ``before``)."""
+        """Load the global model, acknowledge, and record this party's round (bytes since ``before``, on
+        ``channel`` or, where given, on every channel ``traffic()`` counts)."""
         with meter.phase("evaluate"):
             report.update(self.apply(r, vector, weights))
         channel.send(Message("ack", {"round": r}))
+        sent, received = traffic() if traffic is not None else (channel.bytes_sent, channel.bytes_received)
         self.records.put(
             PartyRoundRecord(
                 config=self.ctx.config.label,
@@ -130,8 +134,8 @@ class LocalModel:
                 client=self.ctx.client_index,
                 round=r,
                 affinity=tuple(sorted(os.sched_getaffinity(0))),
-                bytes_sent=channel.bytes_sent - before[0],
-                bytes_received=channel.bytes_received - before[1],
+                bytes_sent=sent - before[0],
+                bytes_received=received - before[1],
                 **self.privacy_spent(),
                 **report,
                 **meter.measured(),

@@ -58,6 +58,7 @@ class Wiring:
     key_authority: Address | None
     aggregator: Address
     engine: tuple[Address, str | None] | None = None  # offload: (engine address, TLS folder)
+    helpers: tuple[Address, ...] = ()  # extra aggregators (secret-sharing's share holders 1..K-1)
 
 
 @dataclass(frozen=True)

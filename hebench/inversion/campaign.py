@@ -26,11 +26,21 @@ ATTACKER_NOTES = {
 
 
 def view_of(config: Configuration) -> tuple[str, SelectiveSpec | None]:
-    if config.spec.attacker_view is AttackerView.FULL_UPDATE:
+    """The attack view of a configuration's aggregator: a sum is a plain update of several clients
+    (:func:`clients_seen` says how many); one aggregator's shares are as unusable as ciphertext."""
+    if config.spec.attacker_view in (AttackerView.FULL_UPDATE, AttackerView.SUM):
         return "raw", None
     if config.selective is not None:
         return "selective", config.selective
     return "he", None
+
+
+def clients_seen(suite: Suite, config: Configuration, threat_clients: int) -> int:
+    """Clients averaged in the update the attacker sees: a secure-aggregation view is the round's whole sum."""
+    if config.spec.attacker_view is not AttackerView.SUM:
+        return threat_clients
+    per_round = suite.training.clients_per_round or suite.data.clients
+    return max(threat_clients, per_round if isinstance(per_round, int) else threat_clients)
 
 
 def _suffix(spec: Any, attacker: str, source: str, mask: str | None, batch: int, threat: Any) -> str:
@@ -77,11 +87,12 @@ def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
             if spec.against_configurations:
                 for config in suite.configurations:
                     view, selective = view_of(config)
+                    seen = {**common, "clients": clients_seen(suite, config, threat.clients)}
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):
                         name = config.label + _suffix(spec, attacker, "local", None, batch, threat)
                         plans.append(
                             AttackPlan(
-                                view=view, selective=selective, label=name, attacker=attacker, dp=config.dp, **common
+                                view=view, selective=selective, label=name, attacker=attacker, dp=config.dp, **seen
                             )
                         )
             for mask in spec.masks:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hebench.errors import ParameterError
+from hebench.modes.params import SecAggParams, SecretSharingParams
 from hebench.modes.spec import AttackerView, KeyHolders, ModeSpec
 
 RAW = ModeSpec(
@@ -39,7 +40,35 @@ OFFLOAD = ModeSpec(
     flower_cipher="hebench.flower.ciphers:node_engine_cipher",
 )
 
-_MODES: dict[str, ModeSpec] = {m.name: m for m in (RAW, HOST_HE, OFFLOAD)}
+SECAGG = ModeSpec(
+    name="secagg",
+    summary="SecAgg+ pairwise masking with dropout recovery: the aggregator learns only the sum",
+    key_holders=KeyHolders.NONE,  # no HE keys: clients agree pairwise mask keys among themselves
+    attacker_view=AttackerView.SUM,
+    plain_adapter=True,
+    packings=("flat",),
+    selective=False,
+    local_link="hebench.fl.secagg_link:secagg_link",
+    flower_cipher=None,  # see docs/protections.md: Flower's SecAggPlusWorkflow does not fit hebench's Flower runtime
+    aggregation="hebench.fl.secagg_server:secagg_round",
+    params_model=SecAggParams,
+)
+SECRET_SHARING = ModeSpec(
+    name="secret-sharing",
+    summary="additive shares on the 64-bit ring to K non-colluding aggregators; clients rebuild the sum",
+    key_holders=KeyHolders.NONE,
+    attacker_view=AttackerView.SHARES,
+    plain_adapter=True,
+    packings=("flat",),
+    selective=False,
+    local_link="hebench.fl.share_link:share_link",
+    flower_cipher=None,
+    aggregation="hebench.fl.share_holder:sum_first_shares",
+    params_model=SecretSharingParams,
+    helper_party="hebench.fl.share_holder:run_share_holder",
+)
+
+_MODES: dict[str, ModeSpec] = {m.name: m for m in (RAW, HOST_HE, OFFLOAD, SECAGG, SECRET_SHARING)}
 
 
 def register_mode(spec: ModeSpec) -> None:

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from hebench.errors import ParameterError
+from hebench.modes.params import ModeParams
 
 
 class KeyHolders(Enum):
@@ -30,6 +31,8 @@ class AttackerView(Enum):
 
     FULL_UPDATE = "full-update"  # the plaintext update
     NOTHING = "nothing"  # ciphertext only: nothing usable without the secret key
+    SUM = "sum"  # only the sum of the round's participating clients' updates (secure aggregation)
+    SHARES = "shares"  # one aggregator's uniformly random shares (all of them colluding: the plain updates)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,14 @@ class ModeSpec:
     selective: bool  # may combine with a selective mask
     local_link: str  # "module:function": (party context, channels) -> Link, for the local runtime
     flower_cipher: str | None  # "module:function": (plan, node, hub) -> Cipher, for Flower (None: not there)
+    # the aggregator's half of a round, after "train": (aggregator, chosen, adapter) -> Collected
+    aggregation: str = "hebench.fl.aggregator:sum_uploads"
+    params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)
+    helper_party: str | None = None  # "module:function": body of each extra aggregator process (share holders)
+
+    def parse_params(self, params: dict[str, Any]) -> ModeParams | None:
+        """The mode's own parameters (pydantic raises ValueError on a bad set), or None."""
+        return None if self.params_model is None else self.params_model.model_validate(params)
 
     @property
     def needs_engines(self) -> bool:

@@ -56,6 +56,7 @@ class Started:
     finish: Callable[[Callable[[Record], Any]], None] = lambda write: None
     describe_exit: Callable[[str, int], tuple[str, str]] | None = None  # a party's death, in words
     expected_setup: frozenset[str] = frozenset()  # parties that must report set-up ("aggregator", "client-0", …)
+    extra_aggregators: int = 0  # aggregator processes beside the main one, each reporting every round
 
 
 class Runtime(Protocol):

@@ -24,6 +24,7 @@ from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext, Wiring, party_main
 from hebench.modes import KeyHolders
+from hebench.modes.spec import resolve
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
 from hebench.offload.engine import EngineConfig, local_engine_main
@@ -73,8 +74,10 @@ class LocalRuntime:
             tls=tls_folder,
         )
         spawn = mp.get_context("spawn")
-        names = ("aggregator", *(f"client-{i}" for i in range(len(run.data.clients))))
-        started = Started(records=spawn.Queue(), expected_setup=frozenset(names))
+        params = config.mode_params
+        helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
+        names = ("aggregator", *helpers, *(f"client-{i}" for i in range(len(run.data.clients))))
+        started = Started(records=spawn.Queue(), expected_setup=frozenset(names), extra_aggregators=len(helpers))
         controls: dict[str, Any] = {}
         hosting = plan_hosting(suite.runtime, len(run.data.clients), base.cores)
 
@@ -107,6 +110,12 @@ class LocalRuntime:
             start_party("aggregator", run_aggregator, base, ROLE_DOORS["aggregator"])
             agg_address = control_recv(controls["aggregator"], "aggregator", started)
             controls["aggregator"].send(ka["public"])
+            helper_addresses = []
+            for k, name in enumerate(helpers, start=1):  # share holders: the mode's spec names their body
+                assert config.spec.helper_party is not None
+                start_party(name, resolve(config.spec.helper_party), base, ROLE_DOORS["aggregator"])
+                controls[name].send(k)
+                helper_addresses.append(control_recv(controls[name], name, started))
             holders = config.spec.key_holders
             key_authority = ka["key_holder"] if holders is KeyHolders.CLIENTS else None
             client_creds = creds.only(*ROLE_DOORS[holders])
@@ -120,7 +129,8 @@ class LocalRuntime:
                 )
 
             def wiring(i: int) -> Wiring:
-                return Wiring(key_authority, agg_address, (engines[i], tls_dir) if engines else None)
+                engine = (engines[i], tls_dir) if engines else None
+                return Wiring(key_authority, agg_address, engine, tuple(helper_addresses))
 
             if hosting.pooled:
                 for name, group in hosting.workers().items():

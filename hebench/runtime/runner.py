@@ -183,6 +183,7 @@ class Runner:
         """What a configuration's records are about (written before its first round)."""
         suite = self.suite
         model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
+        per_round = suite.training.clients_per_round or suite.data.clients
         return {
             "config": config.label,
             "mode": config.mode,
@@ -195,6 +196,7 @@ class Runner:
             "model": suite.model.name,
             "parameters": parameter_count(model),
             "start_round": start,
+            "mode_security": config.mode_params.security(per_round) if config.mode_params else None,
         }
 
     def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
@@ -258,7 +260,7 @@ class Runner:
 
     def _collect(self, config: Configuration, start: int, started: Started, writer: ResultWriter) -> None:
         suite, label, records = self.suite, config.label, started.records
-        clients = suite.data.clients
+        reporters = suite.data.clients + 1 + started.extra_aggregators  # party_round records per round
         pending: dict[int, dict[str, Any]] = {}
         round_index = start
         self._at = (label, round_index)
@@ -312,7 +314,7 @@ class Runner:
                 continue
             state = pending.get(round_index, _round_state())
             oracle_ready = not suite.measure.decryption_error or state["aggregate"] is not None
-            while round_index in pending and pending[round_index]["parties"] == clients + 1 and oracle_ready:
+            while round_index in pending and pending[round_index]["parties"] == reporters and oracle_ready:
                 state = pending.pop(round_index)
                 record = RoundRecord(
                     config=label, round=round_index, **state["metrics"], **self._error(state), load_avg=_load_avg()

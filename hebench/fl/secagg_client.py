@@ -1,0 +1,120 @@
+"""A client's half of one SecAgg+ round (Bell et al. 2020; Flower's ``secaggplus_mod`` stages), over its
+channel to the aggregator, which relays every message between clients.
+
+1. advertise keys: two ECDH key pairs (one encrypts shares in transit, one seeds pairwise masks);
+2. share keys: Shamir shares of the self-mask seed and of the mask secret key, one per neighbour,
+   each encrypted for its neighbour;
+3. masked upload: quantised weighted update + self mask +/- one pairwise mask per neighbour, mod M;
+4. unmask: for each neighbour the aggregator says survived, the share of its self-mask seed; for each
+   that dropped, the share of its mask secret key; never both for the same client.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import numpy as np
+from cryptography.hazmat.primitives.asymmetric import ec
+from flwr.common.secure_aggregation.crypto.shamir import create_shares
+from flwr.common.secure_aggregation.crypto.symmetric_encryption import decrypt, encrypt, generate_shared_key
+from flwr.common.secure_aggregation.secaggplus_utils import (
+    share_keys_plaintext_concat,
+    share_keys_plaintext_separate,
+)
+
+from hebench.errors import PartyError
+from hebench.fl.mask_prg import MASK_GENERATORS
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.secagg_common import (
+    CURVE,
+    add_mod,
+    load_public,
+    private_bytes,
+    public_bytes,
+    quantize_weighted,
+    sub_mod,
+    wire_dtype,
+)
+from hebench.modes.params import SecAggParams
+from hebench.net.transport import Channel, Message
+
+PHASES = ("advertise_keys", "share_keys", "masked_upload", "unmask")  # the phases each party's records carry
+
+
+class SecAggClientRound:
+    """One client in one round; ``run`` drives the four stages over ``channel``."""
+
+    def __init__(self, index: int, channel: Channel, params: SecAggParams, meter: PhaseMeter) -> None:
+        self.index, self.channel, self.params, self.meter = index, channel, params, meter
+        self.mask = MASK_GENERATORS[params.prg]
+
+    def run(self, vector: np.ndarray, samples: int, meta: dict) -> None:
+        self.advertise_keys(samples, meta)
+        self.share_keys()
+        self.masked_upload(vector)
+        self.unmask()
+
+    def advertise_keys(self, samples: int, meta: dict) -> None:
+        with self.meter.phase("advertise_keys"):
+            self.share_key, self.mask_key = ec.generate_private_key(CURVE), ec.generate_private_key(CURVE)
+            parts = (public_bytes(self.share_key), public_bytes(self.mask_key))
+            self.channel.send(Message("sa_keys", {**meta, "client": self.index, "samples": samples}, parts))
+
+    def share_keys(self) -> None:
+        msg = self.channel.recv("sa_neighbours")
+        with self.meter.phase("share_keys"):
+            self.weight = float(msg.meta["weight"])
+            self.neighbours = [int(j) for j in msg.meta["neighbours"]]
+            keys = list(zip(msg.parts[0::2], msg.parts[1::2], strict=True))
+            self.pk_share = {j: load_public(a) for j, (a, _) in zip(self.neighbours, keys, strict=True)}
+            self.pk_mask = {j: load_public(b) for j, (_, b) in zip(self.neighbours, keys, strict=True)}
+            self.seed = base64.urlsafe_b64encode(os.urandom(32))  # the self mask's seed
+            count = len(self.neighbours) + 1
+            threshold = min(self.params.reconstruction_threshold, count)
+            seed_shares = create_shares(self.seed, threshold, count)
+            key_shares = create_shares(private_bytes(self.mask_key), threshold, count)
+            self.held = {self.index: (seed_shares[0], key_shares[0])}  # shares this client holds, by owner
+            sealed = []
+            for pos, j in enumerate(self.neighbours, start=1):
+                plain = share_keys_plaintext_concat(self.index, j, seed_shares[pos], key_shares[pos])
+                sealed.append(encrypt(generate_shared_key(self.share_key, self.pk_share[j]), plain))
+            self.channel.send(Message("sa_shares", {"to": self.neighbours}, tuple(sealed)))
+        msg = self.channel.recv("sa_inbox")
+        with self.meter.phase("share_keys"):
+            self.masked_with = []
+            for j, blob in zip(msg.meta["from"], msg.parts, strict=True):
+                j = int(j)
+                if j not in self.pk_share:
+                    raise PartyError(f"secagg: client {self.index} got shares from non-neighbour {j}", "relay bug")
+                src, dst, seed_share, key_share = share_keys_plaintext_separate(
+                    decrypt(generate_shared_key(self.share_key, self.pk_share[j]), blob)
+                )
+                if (src, dst) != (j, self.index):
+                    raise PartyError(f"secagg: a share from {j} is addressed {src}->{dst}", "the relay swapped shares")
+                self.held[j] = (seed_share, key_share)
+                self.masked_with.append(j)
+
+    def masked_upload(self, vector: np.ndarray) -> None:
+        with self.meter.phase("masked_upload"):
+            m, n = self.params.modulus, len(vector)
+            masked = add_mod(quantize_weighted(vector, self.weight, self.params), self.mask(self.seed, m, n), m)
+            for j in self.masked_with:
+                pair = self.mask(generate_shared_key(self.mask_key, self.pk_mask[j]), m, n)
+                masked = add_mod(masked, pair, m) if self.index < j else sub_mod(masked, pair, m)
+            self.channel.send(Message("sa_masked", {"client": self.index}, (masked.astype(wire_dtype(m)).tobytes(),)))
+
+    def unmask(self) -> None:
+        msg = self.channel.recv("sa_unmask")
+        with self.meter.phase("unmask"):
+            survivors = {int(j) for j in msg.meta["survivors"]}
+            dropped = {int(j) for j in msg.meta["dropped"]}
+            if survivors & dropped:
+                raise PartyError(
+                    f"secagg: the aggregator asked for both secrets of {sorted(survivors & dropped)}",
+                    "refused: that would unmask an individual update",
+                )
+            seeds_of = sorted(survivors & self.held.keys())
+            keys_of = sorted(dropped & self.held.keys())
+            parts = tuple(self.held[j][0] for j in seeds_of) + tuple(self.held[j][1] for j in keys_of)
+            self.channel.send(Message("sa_reveal", {"seeds_of": seeds_of, "keys_of": keys_of}, parts))

@@ -1,0 +1,103 @@
+"""Parameters of modes that bring their own (``params:`` of a secagg or secret-sharing configuration).
+
+These modes send no HE ciphertext (their adapter is ``plain``), so ``params`` configure the
+protocol, not the adapter. Layer 0: pure data and arithmetic, no protocol code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SEED_BITS = {"flwr-32bit": 32, "full-key": 128}  # seed entropy of one mask, per generator
+
+
+class ModeParams(BaseModel):
+    """Base of a mode's own parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @property
+    def extra_aggregators(self) -> int:
+        """Aggregator processes beside the main one (non-colluding share holders)."""
+        return 0
+
+    def security(self, clients: int) -> dict[str, Any] | None:
+        """What the configuration record says about this protocol's strength, for ``clients`` per round."""
+        return None
+
+
+class SecAggParams(ModeParams):
+    """SecAgg+ (Bell et al. 2020, as Flower's ``SecAggPlusWorkflow``): pairwise masks on a ring of neighbours."""
+
+    num_shares: int = Field(3, ge=2)  # shares of each client's secrets: itself + its neighbours (Flower's meaning)
+    reconstruction_threshold: int = Field(2, ge=1)  # shares that rebuild a secret
+    clipping_range: float = Field(8.0, gt=0)  # values are clipped to [-c, c] before quantisation
+    quantization_range: int = Field(2**22, ge=2)  # quantised values lie in [0, quantization_range]
+    modulus: int = Field(2**32, ge=4, le=2**62)  # masked sums are taken modulo this
+    prg: Literal["full-key", "flwr-32bit"] = "full-key"  # mask generator: see docs/protections.md
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SecAggParams:
+        if self.reconstruction_threshold > self.num_shares:
+            raise ValueError(
+                f"reconstruction_threshold {self.reconstruction_threshold} exceeds num_shares {self.num_shares}"
+            )
+        if self.modulus <= self.quantization_range:
+            raise ValueError(f"modulus {self.modulus} must exceed quantization_range {self.quantization_range}")
+        return self
+
+    def neighbours(self, clients: int) -> int:
+        """Neighbours each client masks with among ``clients`` (a ring of num_shares - 1, or everyone)."""
+        half = math.ceil((self.num_shares - 1) / 2)
+        return min(clients - 1, 2 * half)
+
+    def security(self, clients: int) -> dict[str, Any]:
+        """Brute-force work to strip one client's pairwise masks, in bits: neighbours x seed bits of one mask.
+
+        The self mask is revealed when a survivor is unmasked, so a client's upload is hidden by its
+        pairwise masks alone; each comes from one seed of ``SEED_BITS[prg]`` bits.
+        """
+        k = self.neighbours(clients)
+        bits = SEED_BITS[self.prg]
+        return {
+            "protocol": "secagg+",
+            "prg": self.prg,
+            "mask_seed_bits": bits,
+            "neighbours": k,
+            "work_factor_bits": k * bits,
+            "note": (
+                f"each pairwise mask is seeded with {bits} bits; stripping one client's {k} masks takes "
+                f"about 2^{k * bits} guesses"
+                + (" (flwr 1.41 pseudo_rand_gen XOR-folds the key to 32 bits)" if bits == 32 else "")
+            ),
+        }
+
+
+class SecretSharingParams(ModeParams):
+    """Additive n-of-n sharing over the 64-bit ring to ``aggregators`` non-colluding servers (Prio, COPA)."""
+
+    aggregators: int = Field(2, ge=2, le=4)
+    bits: int = Field(24, ge=2, le=40)  # quantisation: signed levels 2^(bits-1) - 1
+    clip: float = Field(8.0, gt=0)
+
+    @property
+    def extra_aggregators(self) -> int:
+        return self.aggregators - 1
+
+    def security(self, clients: int) -> dict[str, Any]:
+        return {
+            "protocol": "additive-sharing",
+            "ring_bits": 64,
+            "aggregators": self.aggregators,
+            "note": (
+                f"each share is uniform on the 64-bit ring: one aggregator alone learns nothing; "
+                f"all {self.aggregators} colluding recover every update"
+            ),
+        }
+
+    def max_weight_sum(self) -> int:
+        """Largest total of sample counts whose weighted sum stays inside the signed 64-bit ring."""
+        return math.floor((2**63 - 1) / (2 ** (self.bits - 1) - 1))
