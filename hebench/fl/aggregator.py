@@ -11,15 +11,13 @@ import numpy as np
 from hebench.crypto import load_adapter
 from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
-from hebench.fl.fedavg import fedavg_weights, weighted_sum
+from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
+from hebench.fl.running_sum import RunningSum, Update
 from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
-from hebench.selective.split import PLAIN, parts_of
-
-Update = tuple[dict[str, Any], tuple[bytes, ...]]
 
 
 def selected_clients(seed: int, round_index: int, clients: int, per_round: int | None) -> list[int]:
@@ -49,19 +47,18 @@ def sum_updates(
     adapter: HEAdapter, updates: dict[int, Update], weights: dict[int, float]
 ) -> tuple[tuple[bytes, ...], int]:
     """Weighted sums of the ciphertext parts (public keys) and of any plaintext parts: (blobs, plaintext count)."""
-    cipher, plain = {}, {}
-    for i, (meta, parts) in updates.items():
-        c, p = parts_of(parts, int(meta.get("plain_parts", 0)))
-        cipher[i] = [adapter.deserialize(b) for b in c]
-        plain[i] = [PLAIN.deserialize(b) for b in p]
-    encrypted = [adapter.serialize(e) for e in weighted_sum(adapter, cipher, weights)]
-    plain_sum = [PLAIN.serialize(e) for e in weighted_sum(PLAIN, plain, weights)]
-    return tuple(encrypted + plain_sum), len(plain_sum)
+    total = RunningSum(adapter, weights)
+    for i, update in updates.items():
+        total.add(i, update)
+    return total.blobs()
 
 
 class Aggregator:
-    def __init__(self, ctx: PartyContext, ka: Channel, channels: dict[int, Channel], records: Any) -> None:
-        self.ctx, self.ka, self.channels, self.records = ctx, ka, channels, records
+    def __init__(
+        self, ctx: PartyContext, ka: Channel, channels: dict[int, Channel], records: Any, samples: dict[int, int]
+    ) -> None:
+        """``samples``: each client's sample count, stated when it connected (the FedAvg weights, known up front)."""
+        self.ctx, self.ka, self.channels, self.records, self.samples = ctx, ka, channels, records, samples
         self.meter = PhaseMeter()
         self.epoch: int | None = None
         self.adapter: HEAdapter | None = None
@@ -96,10 +93,7 @@ class Aggregator:
         epoch, adapter = self.adapter_for(self.ctx.start_round)
         for ch in self.channels.values():
             ch.send(Message("map", {"round": -1, "epoch": epoch}))
-        with self.meter.phase("receive"):
-            maps = {i: receive_update(ch) for i, ch in self.channels.items()}
-        with self.meter.phase("aggregate"):
-            blobs, _ = sum_updates(adapter, maps, fedavg_weights({i: 1 for i in maps}))
+        blobs, _, _ = self._receive_sum(adapter, fedavg_weights({i: 1 for i in self.channels}), check_samples=False)
         for ch in self.channels.values():
             ch.send(Message("map_sum", {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}, blobs))
         for ch in self.channels.values():
@@ -109,6 +103,26 @@ class Aggregator:
             MaskAgreementRecord(config=label, role="aggregator", **self._traffic_since(before), **self.meter.measured())
         )
 
+    def _receive_sum(
+        self, adapter: HEAdapter, weights: dict[int, float], check_samples: bool
+    ) -> tuple[tuple[bytes, ...], int, dict[str, int]]:
+        """Each chosen client's update added to the running sum as it arrives, then dropped."""
+        total = RunningSum(adapter, weights)
+        for i in weights:
+            with self.meter.phase("receive"):
+                meta, parts = receive_update(self.channels[i])
+            if check_samples and int(meta["samples"]) != self.samples[i]:
+                raise PartyError(
+                    f"client {i} trained on {meta['samples']} samples, but stated {self.samples[i]} when it connected",
+                    "a client's shard must not change during a run",
+                )
+            with self.meter.phase("aggregate"):
+                total.add(i, (meta, parts))
+            del meta, parts
+        with self.meter.phase("aggregate"):
+            blobs, plain_parts = total.blobs()
+        return blobs, plain_parts, {str(i): n for i, n in total.update_bytes.items()}
+
     def round(self, r: int) -> None:
         started, before = time.perf_counter(), self._traffic()
         epoch, adapter = self.adapter_for(r)
@@ -116,11 +130,8 @@ class Aggregator:
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
         for i in chosen:
             self.channels[i].send(Message("train", {"round": r, "epoch": epoch}))
-        with self.meter.phase("receive"):
-            updates = {i: receive_update(self.channels[i]) for i in chosen}
-        weights = fedavg_weights({i: int(updates[i][0]["samples"]) for i in chosen})
-        with self.meter.phase("aggregate"):
-            blobs, plain_parts = sum_updates(adapter, updates, weights)
+        weights = fedavg_weights({i: self.samples[i] for i in chosen})
+        blobs, plain_parts, update_bytes = self._receive_sum(adapter, weights, check_samples=True)
         wire_weights = {str(i): w for i, w in weights.items()}
         meta = {"round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
         with self.meter.phase("send"):
@@ -138,7 +149,7 @@ class Aggregator:
                 selected=tuple(chosen),
                 weights=wire_weights,
                 **self._traffic_since(before),
-                update_bytes={str(i): sum(len(p) for p in updates[i][1]) for i in chosen},
+                update_bytes=update_bytes,
                 aggregate_bytes=sum(len(b) for b in blobs),
                 plain_parts=plain_parts,
                 round_wall_s=time.perf_counter() - started,
@@ -156,14 +167,17 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
     ka = connect(ka_address, creds.public, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"))
     ka.send(Message("hello", {"role": "aggregator"}))
     channels: dict[int, Channel] = {}
+    samples: dict[int, int] = {}
     for _ in range(ctx.suite.data.clients):
         ch = accept(listener, "a client", ctx.timeout_s, None)
-        index = int(ch.recv("hello").meta["client"])
+        hello = ch.recv("hello").meta
+        index = int(hello["client"])
+        samples[index] = int(hello["samples"])
         ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.spec.needs_engines else "")
         ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
         channels[index] = ch
     listener.close()
-    agg = Aggregator(ctx, ka, channels, records)
+    agg = Aggregator(ctx, ka, channels, records, samples)
     agg.adapter_for(ctx.start_round)  # the first key generation is set-up, not part of round 0
     records.put(PartySetupRecord(config=ctx.config.label, role="aggregator", **agg.meter.measured()))
     if ctx.config.selective is not None and ctx.config.selective.needs_agreement:
