@@ -24,7 +24,11 @@ app = ServerApp()
 @app.main()
 def main(grid: Grid, context: Context) -> None:
     plan = FlowerPlan.from_run_config(dict(context.run_config))
-    credential = bytes.fromhex(str(context.run_config[SERVER_KEY]))
+    serve(grid, plan, bytes.fromhex(str(context.run_config[SERVER_KEY])))
+
+
+def serve(grid: Grid, plan: FlowerPlan, credential: bytes) -> None:
+    """The whole run on ``grid``: mask agreement (selective), then every round; records and failures to the hub."""
     hub = HubLink.open(plan.hub_public, plan.hub_ca, credential, {"role": "server"}, plan.suite.measure.timeout_s)
     hub.channel.record_to(plan.transcript("aggregator-keys"))
     try:
