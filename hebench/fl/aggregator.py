@@ -48,8 +48,8 @@ def sum_updates(
 ) -> tuple[tuple[bytes, ...], int]:
     """Weighted sums of the ciphertext parts (public keys) and of any plaintext parts: (blobs, plaintext count)."""
     total = RunningSum(adapter, weights)
-    for i, update in updates.items():
-        total.add(i, update)
+    for i in sorted(updates):  # client order, as the local aggregator adds them: the same sum on every runtime
+        total.add(i, updates[i])
     return total.blobs()
 
 

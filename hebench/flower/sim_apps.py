@@ -51,7 +51,7 @@ def server_app(plan: FlowerPlan, server_key: bytes) -> ServerApp:
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
-        serve(grid, plan, server_key)
+        serve(grid, plan, server_key, worker=f"flower-sim-server-{os.getpid()}")
 
     return app
 
