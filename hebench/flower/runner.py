@@ -120,15 +120,7 @@ class FlowerRuntime:
             parent.send(settings)
             doors = control_recv(parent, "hub", started)
             hub_ca = Path(fed.hub_ca).read_text() if fed.hub_ca else None
-            plan = FlowerPlan(
-                suite,
-                suite.configurations.index(config),
-                ctx.run_id,
-                doors["server"],
-                doors["client"],
-                str(run.run_dir.resolve()),
-                hub_ca,
-            )
+            plan = plan_for(run, ctx, doors, hub_ca)
             folder = RunFolder(run.run_dir)
             app = write_app(folder.flower_app)
             assert ctx.credentials.public is not None
@@ -187,6 +179,16 @@ def start_hub(
 
     started.stop = stop
     return started, parent, ctx
+
+
+def plan_for(
+    run: ConfigurationRun, ctx: PartyContext, doors: dict[str, tuple[str, int]], hub_ca: str | None = None
+) -> FlowerPlan:
+    """The Flower plan of ``run``'s configuration, its hub at ``doors`` (as the hub answered)."""
+    index = run.suite.configurations.index(run.config)
+    return FlowerPlan(
+        run.suite, index, ctx.run_id, doors["server"], doors["client"], str(run.run_dir.resolve()), hub_ca
+    )
 
 
 def _describe_exit(name: str, code: int) -> tuple[str, str]:

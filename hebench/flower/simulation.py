@@ -24,8 +24,7 @@ from typing import Any
 
 from hebench.errors import ParameterError
 from hebench.flower.hub import HubSettings
-from hebench.flower.plan import FlowerPlan
-from hebench.flower.runner import finish, start_hub
+from hebench.flower.runner import finish, plan_for, start_hub
 from hebench.flower.sim_apps import simulate
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
@@ -95,14 +94,7 @@ class FlowerSimRuntime:
             credential.chmod(0o600)
             parent.send(HubSettings(client_key, LOOPBACK, (0, 0), None, (), None, runtime=NAME))
             doors = control_recv(parent, "hub", started)
-            plan = FlowerPlan(
-                suite,
-                suite.configurations.index(config),
-                ctx.run_id,
-                doors["server"],
-                doors["client"],
-                str(run.run_dir.resolve()),
-            )
+            plan = plan_for(run, ctx, doors)
             folder = RunFolder(run.run_dir)
             log = folder.ensure(folder.flower_log(config.label))
             # Ray actors, one CPU each: runtime.workers, else one per usable core (as the local pool)
