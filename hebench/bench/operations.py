@@ -5,12 +5,17 @@ on the whole vector would exceed ``budget_s``, it is measured on a prefix of
 whole ciphertexts and the per-value cost is reported with
 ``extrapolated: true`` and ``measured_values`` — never passed off as a
 full-vector measurement.
+
+Memory: the worker's own peak (``VmHWM``, which starts afresh at exec), not
+``ru_maxrss``, which on Linux is in kB and survives exec, so a worker started
+by a large parent would report the parent's peak. The peak before key
+generation (interpreter, imports) is reported beside it, so what the adapter
+itself held is their difference.
 """
 
 from __future__ import annotations
 
 import math
-import resource
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -19,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto import create_adapter, load_adapter
+from hebench.measure.memory import peak_rss_bytes
 from hebench.measure.timing import Measurement, measure
 
 OPERATIONS = ("keygen", "encrypt", "serialize", "deserialize", "add", "multiply_plain", "decrypt")
@@ -45,6 +51,7 @@ def _per_value(m: Measurement, values: int) -> dict[str, Any]:
 def run_plan(plan: OperationPlan) -> dict[str, Any]:
     """Measure every operation; returns a JSON-able record."""
     rng = np.random.default_rng(plan.seed)
+    baseline = peak_rss_bytes()  # interpreter and imports, before any key exists
     adapter = create_adapter(plan.adapter, plan.params)
     keygen = measure(adapter.keygen, repeats=min(plan.repeats, 3), budget_s=plan.budget_s, warmup=1)
     public = load_adapter(adapter.export_keys(secret=False))  # the aggregator's view
@@ -121,5 +128,6 @@ def run_plan(plan: OperationPlan) -> dict[str, Any]:
             "stated_precision": info.precision,
             "within_precision": bool(abs_err.max() <= info.precision),
         },
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "baseline_rss_bytes": baseline,
     }

@@ -43,16 +43,21 @@ def check_writable(run_dir: Path) -> None:
 class Engine(str, Enum):
     hebench = "hebench"
     flower = "flower"
+    flower_sim = "flower-sim"
 
 
 def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path, on_event) -> Runner:
+    if engine is not Engine.flower and federation is not None:
+        raise ParameterError("--federation needs --engine flower", "add --engine flower")
     if engine is Engine.hebench:
-        if federation is not None:
-            raise ParameterError("--federation needs --engine flower", "add --engine flower")
         return Runner(suite, run_dir, on_event)
     from hebench.flower import require_flower
 
     require_flower()
+    if engine is Engine.flower_sim:
+        from hebench.flower.simulation import FlowerSimRuntime
+
+        return Runner(suite, run_dir, on_event, FlowerSimRuntime())
     from hebench.flower.federation import Federation
     from hebench.flower.runner import FlowerRuntime
 
@@ -67,7 +72,10 @@ def run(
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
     report: bool = typer.Option(True, "--report/--no-report", help="write reports/<suite>.html at the end"),
-    engine: Engine = typer.Option(Engine.hebench, help="hebench: local processes; flower: Flower's deployment engine"),
+    engine: Engine = typer.Option(
+        Engine.hebench,
+        help="hebench: local processes; flower: Flower's deployment engine; flower-sim: its simulation engine",
+    ),
     federation: Path | None = typer.Option(
         None, help="a running Flower federation (`hebench flower up DIR`); default: a loopback one for this run"
     ),

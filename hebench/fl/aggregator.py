@@ -13,16 +13,14 @@ import numpy as np
 from hebench.crypto import load_adapter
 from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
-from hebench.fl.fedavg import fedavg_weights, weighted_sum
+from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
+from hebench.fl.running_sum import RunningSum, Update
 from hebench.modes.spec import resolve
 from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
-from hebench.selective.split import PLAIN, parts_of
-
-Update = tuple[dict[str, Any], tuple[bytes, ...]]
 
 
 def selected_clients(seed: int, round_index: int, clients: int, per_round: int | None) -> list[int]:
@@ -52,14 +50,10 @@ def sum_updates(
     adapter: HEAdapter, updates: dict[int, Update], weights: dict[int, float]
 ) -> tuple[tuple[bytes, ...], int]:
     """Weighted sums of the ciphertext parts (public keys) and of any plaintext parts: (blobs, plaintext count)."""
-    cipher, plain = {}, {}
-    for i, (meta, parts) in updates.items():
-        c, p = parts_of(parts, int(meta.get("plain_parts", 0)))
-        cipher[i] = [adapter.deserialize(b) for b in c]
-        plain[i] = [PLAIN.deserialize(b) for b in p]
-    encrypted = [adapter.serialize(e) for e in weighted_sum(adapter, cipher, weights)]
-    plain_sum = [PLAIN.serialize(e) for e in weighted_sum(PLAIN, plain, weights)]
-    return tuple(encrypted + plain_sum), len(plain_sum)
+    total = RunningSum(adapter, weights)
+    for i in sorted(updates):  # client order, as the local aggregator adds them: the same sum on every runtime
+        total.add(i, updates[i])
+    return total.blobs()
 
 
 @dataclass(frozen=True)
@@ -75,17 +69,17 @@ class Collected:
 
 def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
     """raw, host-he, offload: one (ciphertext) upload per client, summed weighted with public keys."""
-    with agg.meter.phase("receive"):
-        updates = {i: receive_update(agg.channels[i]) for i in chosen}
-    weights = fedavg_weights({i: int(updates[i][0]["samples"]) for i in chosen})
-    with agg.meter.phase("aggregate"):
-        blobs, plain_parts = sum_updates(adapter, updates, weights)
-    return Collected(blobs, plain_parts, weights, {i: sum(len(p) for p in updates[i][1]) for i in chosen})
+    weights = fedavg_weights({i: agg.samples[i] for i in chosen})
+    blobs, plain_parts, update_bytes = agg.receive_sum(adapter, weights, check_samples=True)
+    return Collected(blobs, plain_parts, weights, update_bytes)
 
 
 class Aggregator:
-    def __init__(self, ctx: PartyContext, ka: Channel, channels: dict[int, Channel], records: Any) -> None:
-        self.ctx, self.ka, self.channels, self.records = ctx, ka, channels, records
+    def __init__(
+        self, ctx: PartyContext, ka: Channel, channels: dict[int, Channel], records: Any, samples: dict[int, int]
+    ) -> None:
+        """``samples``: each client's sample count, stated when it connected (the FedAvg weights, known up front)."""
+        self.ctx, self.ka, self.channels, self.records, self.samples = ctx, ka, channels, records, samples
         self.collect: Callable[[Aggregator, list[int], HEAdapter], Collected] = resolve(ctx.config.spec.aggregation)
         self.meter = PhaseMeter()
         self.epoch: int | None = None
@@ -121,10 +115,7 @@ class Aggregator:
         epoch, adapter = self.adapter_for(self.ctx.start_round)
         for ch in self.channels.values():
             ch.send(Message("map", {"round": -1, "epoch": epoch}))
-        with self.meter.phase("receive"):
-            maps = {i: receive_update(ch) for i, ch in self.channels.items()}
-        with self.meter.phase("aggregate"):
-            blobs, _ = sum_updates(adapter, maps, fedavg_weights({i: 1 for i in maps}))
+        blobs, _, _ = self.receive_sum(adapter, fedavg_weights({i: 1 for i in self.channels}), check_samples=False)
         for ch in self.channels.values():
             ch.send(Message("map_sum", {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}, blobs))
         for ch in self.channels.values():
@@ -133,6 +124,26 @@ class Aggregator:
         self.records.put(
             MaskAgreementRecord(config=label, role="aggregator", **self._traffic_since(before), **self.meter.measured())
         )
+
+    def receive_sum(
+        self, adapter: HEAdapter, weights: dict[int, float], check_samples: bool
+    ) -> tuple[tuple[bytes, ...], int, dict[int, int]]:
+        """Each chosen client's update added to the running sum as it arrives, then dropped."""
+        total = RunningSum(adapter, weights)
+        for i in weights:
+            with self.meter.phase("receive"):
+                meta, parts = receive_update(self.channels[i])
+            if check_samples and int(meta["samples"]) != self.samples[i]:
+                raise PartyError(
+                    f"client {i} trained on {meta['samples']} samples, but stated {self.samples[i]} when it connected",
+                    "a client's shard must not change during a run",
+                )
+            with self.meter.phase("aggregate"):
+                total.add(i, (meta, parts))
+            del meta, parts
+        with self.meter.phase("aggregate"):
+            blobs, plain_parts = total.blobs()
+        return blobs, plain_parts, dict(total.update_bytes)
 
     def round(self, r: int) -> None:
         started, before = time.perf_counter(), self._traffic()
@@ -179,14 +190,17 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
     ka = connect(ka_address, creds.public, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"), tls)
     ka.send(Message("hello", {"role": "aggregator"}))
     channels: dict[int, Channel] = {}
+    samples: dict[int, int] = {}
     for _ in range(ctx.suite.data.clients):
         ch = accept(listener, "a client", ctx.timeout_s, None)
-        index = int(ch.recv("hello").meta["client"])
+        hello = ch.recv("hello").meta
+        index = int(hello["client"])
+        samples[index] = int(hello["samples"])
         ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.spec.needs_engines else "")
         ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
         channels[index] = ch
     listener.close()
-    agg = Aggregator(ctx, ka, channels, records)
+    agg = Aggregator(ctx, ka, channels, records, samples)
     agg.adapter_for(ctx.start_round)  # the first key generation is set-up, not part of round 0
     records.put(PartySetupRecord(config=ctx.config.label, role="aggregator", **agg.meter.measured()))
     if ctx.config.selective is not None and ctx.config.selective.needs_agreement:

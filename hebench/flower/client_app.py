@@ -2,7 +2,8 @@
 
 The functions here see plaintext only; ``hebench_mod`` (outermost) decrypts
 what arrives and encrypts what leaves. Component path for a Flower App:
-``hebench.flower.client_app:app``.
+``hebench.flower.client_app:app``; ``with_functions`` puts the same functions
+on another ClientApp (the simulation's, with one more mod).
 """
 
 from __future__ import annotations
@@ -19,10 +20,7 @@ from hebench.flower.client_party import node_party
 from hebench.flower.codec import model_record, model_vector
 from hebench.flower.plan import CLIENT, ROUND, WEIGHTS
 
-app = ClientApp(mods=[hebench_mod])
 
-
-@app.train()
 def train(msg: Message, context: Context) -> Message:
     """Local training from the global model (or, in round 1, the suite's seeded initial model)."""
     party = node_party(context)
@@ -34,7 +32,6 @@ def train(msg: Message, context: Context) -> Message:
     return Message(RecordDict({"arrays": model_record(vector), "metrics": metrics}), reply_to=msg)
 
 
-@app.evaluate()
 def evaluate(msg: Message, context: Context) -> Message:
     """Load the global model; node 0 evaluates it on the test split and checkpoints it."""
     party = node_party(context)
@@ -45,7 +42,6 @@ def evaluate(msg: Message, context: Context) -> Message:
     return Message(RecordDict({"metrics": metrics}), reply_to=msg)
 
 
-@app.query("hebench_map")
 def score_map(msg: Message, context: Context) -> Message:
     """Selective encryption: this node's local sensitivity (or magnitude, random) map."""
     party = node_party(context)
@@ -53,7 +49,6 @@ def score_map(msg: Message, context: Context) -> Message:
     return Message(RecordDict({"arrays": model_record(party.local.score_map()), "metrics": metrics}), reply_to=msg)
 
 
-@app.query("hebench_mask")
 def agree_mask(msg: Message, context: Context) -> Message:
     """Selective encryption: the mask every node derives from the same decrypted sum of maps."""
     party = node_party(context)
@@ -61,3 +56,15 @@ def agree_mask(msg: Message, context: Context) -> Message:
     party.keep_mask(context, mask)
     metrics = MetricRecord({"num-examples": 1, CLIENT: party.index, "encrypted-fraction": float(np.mean(mask))})
     return Message(RecordDict({"metrics": metrics}), reply_to=msg)
+
+
+def with_functions(app: ClientApp) -> ClientApp:
+    """``app`` with hebench's training, evaluation and mask-agreement functions registered."""
+    app.train()(train)
+    app.evaluate()(evaluate)
+    app.query("hebench_map")(score_map)
+    app.query("hebench_mask")(agree_mask)
+    return app
+
+
+app = with_functions(ClientApp(mods=[hebench_mod]))

@@ -62,7 +62,8 @@ class ClientStep:
 
     def __init__(self, party: NodeParty, context: Context) -> None:
         self.party, self.context = party, context
-        plan, self.meter = party.plan, PhaseMeter()
+        # a virtual node (simulation) shares its worker process: it is charged its own thread's CPU
+        plan, self.meter = party.plan, PhaseMeter(worker=party.node.worker)
         spec = plan.config.spec
         with self.meter.phase("connect"):
             hello = {"role": "client", "client": party.index}
@@ -113,9 +114,11 @@ class ClientStep:
     def _part(self, **fields: Any) -> dict[str, Any]:
         """This step's share of a record: fields, phases, and the engine's work (offload)."""
         taken = self.meter.take()
-        # Flower starts a ClientApp process per message: its whole CPU (start-up, imports, data) so far
-        process = os.times()
-        part = {**fields, **taken, "process_cpu_s": process.user + process.system}
+        part = {**fields, **taken}
+        if self.party.node.worker is None:
+            # Flower starts a ClientApp process per message: its whole CPU (start-up, imports, data) so far
+            process = os.times()
+            part["process_cpu_s"] = process.user + process.system
         engine = merged_engine_report(self.cipher.engine_reports)
         if engine is not None:
             part["engine"], part["host_engine_bytes"] = engine, self.cipher.engine_bytes
@@ -212,7 +215,8 @@ def round_record(client: int, r: int, first: dict[str, Any] | None, second: dict
             if key not in ("phases", "bytes_sent", "bytes_received", "engine", "host_engine_bytes", "round"):
                 out[key] = value
     out["phases"] = merge_phases(halves)
-    out["process_cpu_s"] = sum(h.get("process_cpu_s", 0.0) for h in halves)
+    if any("process_cpu_s" in h for h in halves):  # not for virtual nodes sharing a worker process
+        out["process_cpu_s"] = sum(h.get("process_cpu_s", 0.0) for h in halves)
     out["bytes_sent"] = sum(h["bytes_sent"] for h in halves)
     out["bytes_received"] = sum(h["bytes_received"] for h in halves)
     engines = [h["engine"] for h in halves if "engine" in h]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context
 
+from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import PartyError
 from hebench.fl.local_model import LocalModel
@@ -53,7 +55,7 @@ class NodeParty:
             raise PartyError(f"partition-id {node.partition} is out of range", "use 0 … num-partitions-1")
         self.plan, self.node = plan, node
         torch.set_num_threads(1)  # as local parties: idle OpenMP threads would spin on the CPU time measured
-        data = load_federated(suite.data, suite.seed)
+        data = _federated(plan)
         self.ctx = PartyContext(
             suite=suite,
             config=plan.config,
@@ -113,14 +115,28 @@ def digest_of(blobs: tuple[bytes, ...]) -> str:
     return h.hexdigest()
 
 
-_PARTIES: dict[tuple[str, int], NodeParty] = {}
+# A process may host many virtual nodes (simulation): it keeps the parties it served last, and the data once.
+KEPT_PARTIES = 16
+_PARTIES: OrderedDict[tuple[str, int], NodeParty] = OrderedDict()
+_DATA: dict[str, FederatedData] = {}
+
+
+def _federated(plan: FlowerPlan) -> FederatedData:
+    """The run's federated data, loaded once per process (every node takes its own shard of it)."""
+    if plan.run_id not in _DATA:
+        _DATA.clear()
+        _DATA[plan.run_id] = load_federated(plan.suite.data, plan.suite.seed)
+    return _DATA[plan.run_id]
 
 
 def node_party(context: Context) -> NodeParty:
-    """This node's party for the context's run (made once per process)."""
+    """This node's party for the context's run (made once per process, or again once evicted)."""
     plan = FlowerPlan.from_run_config(dict(context.run_config))
     node = NodeSettings.from_node_config(dict(context.node_config))
     key = (plan.run_id, node.partition)
     if key not in _PARTIES:
         _PARTIES[key] = NodeParty(plan, node)
+        while len(_PARTIES) > KEPT_PARTIES:
+            _PARTIES.popitem(last=False)
+    _PARTIES.move_to_end(key)
     return _PARTIES[key]

@@ -43,11 +43,14 @@ class HubSettings:
     tls_dir: str | None  # the hub's certificate folder (hub.pem, hub-key.pem, ca.pem)
     engines: tuple[tuple[str, int], ...]
     engine_tls_dir: str | None
+    runtime: str = RUNTIME  # what the records say ran them (``flower-sim`` for the simulation engine)
 
 
 class Hub:
-    def __init__(self, ctx: PartyContext, keys: EpochKeys, records: Any, tls: ssl.SSLContext | None) -> None:
-        self.ctx, self.keys, self.records, self.tls = ctx, keys, records, tls
+    def __init__(
+        self, ctx: PartyContext, keys: EpochKeys, records: Any, tls: ssl.SSLContext | None, runtime: str = RUNTIME
+    ) -> None:
+        self.ctx, self.keys, self.records, self.tls, self.runtime = ctx, keys, records, tls, runtime
         self.clients_hold_keys = ctx.config.spec.key_holders is KeyHolders.CLIENTS
 
     def serve(self, listener: socket.socket, door: str, credential: bytes) -> None:
@@ -62,7 +65,7 @@ class Hub:
         try:
             channel = admit(raw, self.tls, credential, f"a party at the {door} door", self.ctx.timeout_s)
         except HebenchError as err:  # a peer without the door's credential: refused, nothing sent
-            self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=RUNTIME))
+            self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=self.runtime))
             return
         try:
             hello = channel.recv("hello")
@@ -71,7 +74,7 @@ class Hub:
                 self._answer(channel, door, msg)
         except HebenchError as err:
             if door == "server" or "closed the connection" not in err.problem:
-                self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=RUNTIME))
+                self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=self.runtime))
             channel.tell_error("hub", err)
         finally:
             channel.close()
@@ -92,7 +95,7 @@ class Hub:
             allowed = SERVER_RECORDS if door == "server" else CLIENT_RECORDS
             if msg.meta.get("kind") not in allowed:
                 raise PartyError(f"record kind '{msg.meta.get('kind')}' is not accepted here", "same hebench?")
-            fields = {**msg.meta, "config": self.ctx.config.label, "runtime": RUNTIME}
+            fields = {**msg.meta, "config": self.ctx.config.label, "runtime": self.runtime}
             if msg.meta.get("kind") == "party_error":  # the runner's own message, not a record
                 self.records.put(fields)
                 return
@@ -117,8 +120,8 @@ def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
     }
     engines = [tuple(e) for e in settings.engines]
     holders = dial_engines(ctx, engines, settings.engine_tls_dir) if ctx.config.spec.needs_engines else []  # type: ignore[arg-type]
-    keys = EpochKeys(ctx, holders, records, len(holders) or ctx.suite.data.clients, runtime=RUNTIME)
-    hub = Hub(ctx, keys, records, server_context(tls))
+    keys = EpochKeys(ctx, holders, records, len(holders) or ctx.suite.data.clients, runtime=settings.runtime)
+    hub = Hub(ctx, keys, records, server_context(tls), settings.runtime)
     for door, (listener, credential) in doors.items():
         threading.Thread(target=hub.serve, args=(listener, door, credential), daemon=True).start()
     control.send({door: listener.getsockname()[:2] for door, (listener, _) in doors.items()})

@@ -88,6 +88,7 @@ class NodeSettings:
     hub_ca: Path | None  # the CA this node trusts for the hub's certificate
     engine: tuple[str, int] | None  # this node's offload engine
     engine_tls: Path | None  # `hebench engine certs` folder holding host-<partition>.pem
+    worker: str | None = None  # simulation: the shared process hosting this virtual node (thread CPU accounting)
 
     @classmethod
     def from_node_config(cls, node_config: dict[str, Any]) -> NodeSettings:
@@ -109,6 +110,7 @@ class NodeSettings:
             hub_ca=Path(hub_ca) if hub_ca else None,
             engine=(host, int(port)) if engine else None,
             engine_tls=Path(tls) if tls else None,
+            worker=str(node_config["hebench-worker"]) if "hebench-worker" in node_config else None,
         )
 
     def read_credential(self) -> bytes:

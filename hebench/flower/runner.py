@@ -16,6 +16,7 @@ import secrets
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,8 @@ from hebench.flower.plan import FlowerPlan
 from hebench.net.address import parse_address
 from hebench.results.records import FlowerRunRecord, Record
 from hebench.results.run_folder import RunFolder
-from hebench.runtime.base import ConfigurationRun, Started
-from hebench.suite import Suite
+from hebench.runtime.base import ConfigurationRun, Started, Supervised
+from hebench.suite import MeasureSpec, Suite
 
 
 class FlowerProcess:
@@ -104,38 +105,7 @@ class FlowerRuntime:
                 f"'{config.label}' is {config.mode}, but the federation has no engine per SuperNode",
                 "start the federation with `hebench flower up --engines`",
             )
-        creds = Credentials(public=secrets.token_bytes(32))  # the hub's server door
-        ctx = PartyContext(
-            suite=suite,
-            config=config,
-            run_dir=run.run_dir,
-            credentials=creds,
-            run_id=secrets.token_hex(8),
-            start_round=0,
-            input_shape=run.data.input_shape,
-            num_classes=run.data.num_classes,
-        )
-        spawn = mp.get_context("spawn")
-        started = Started(records=spawn.Queue(), describe_exit=_describe_exit)
-        parent, child = spawn.Pipe()
-        hub = spawn.Process(
-            target=party_main, args=("hub", run_hub, ctx, child, started.records), name="hub", daemon=True
-        )
-        hub.start()
-        started.parties["hub"] = hub
-
-        def stop() -> None:
-            flwr = started.parties.get("flwr run")
-            if flwr is not None and flwr.is_alive():
-                flwr.terminate()
-            with contextlib.suppress(OSError, BrokenPipeError):
-                parent.send("stop")
-            hub.join(timeout=10)
-            if hub.is_alive():
-                hub.terminate()
-            started.records.close()
-
-        started.stop = stop
+        started, parent, ctx = start_hub(run, _describe_exit)
         try:
             settings = HubSettings(
                 client_key=_read_key(Path(fed.client_key)),
@@ -150,19 +120,11 @@ class FlowerRuntime:
             parent.send(settings)
             doors = control_recv(parent, "hub", started)
             hub_ca = Path(fed.hub_ca).read_text() if fed.hub_ca else None
-            plan = FlowerPlan(
-                suite,
-                suite.configurations.index(config),
-                ctx.run_id,
-                doors["server"],
-                doors["client"],
-                str(run.run_dir.resolve()),
-                hub_ca,
-            )
+            plan = plan_for(run, ctx, doors, hub_ca)
             folder = RunFolder(run.run_dir)
             app = write_app(folder.flower_app)
-            assert creds.public is not None
-            overrides = write_run_config(folder.flower_run_config(config.label), plan, creds.public)
+            assert ctx.credentials.public is not None
+            overrides = write_run_config(folder.flower_run_config(config.label), plan, ctx.credentials.public)
             log = folder.ensure(folder.flower_log(config.label))
             with log.open("ab") as out:
                 argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
@@ -171,11 +133,62 @@ class FlowerRuntime:
                 )
             flwr = FlowerProcess(popen, log)
             started.parties["flwr run"] = flwr
-            started.finish = lambda write: _finish(flwr, started.records, write, config.label, suite.measure.timeout_s)
+            started.finish = lambda write: finish(flwr, flwr.log, started.records, write, config.label, suite.measure)
         except BaseException:
-            stop()
+            started.stop()
             raise
         return started
+
+
+def start_hub(
+    run: ConfigurationRun, describe_exit: Callable[[str, int], tuple[str, str]]
+) -> tuple[Started, Connection, PartyContext]:
+    """The run's hub process (key authority and record sink), waiting for its :class:`HubSettings` on the pipe.
+
+    ``ctx.credentials.public`` is the server door's credential. The returned ``stop`` ends every other
+    party the caller adds to ``started.parties`` (``flwr run``, the simulation), then the hub.
+    """
+    creds = Credentials(public=secrets.token_bytes(32))  # the hub's server door
+    ctx = PartyContext(
+        suite=run.suite,
+        config=run.config,
+        run_dir=run.run_dir,
+        credentials=creds,
+        run_id=secrets.token_hex(8),
+        start_round=0,
+        input_shape=run.data.input_shape,
+        num_classes=run.data.num_classes,
+    )
+    spawn = mp.get_context("spawn")
+    started = Started(records=spawn.Queue(), describe_exit=describe_exit)
+    parent, child = spawn.Pipe()
+    hub = spawn.Process(target=party_main, args=("hub", run_hub, ctx, child, started.records), name="hub", daemon=True)
+    hub.start()
+    started.parties["hub"] = hub
+
+    def stop() -> None:
+        for name, party in started.parties.items():
+            if name != "hub" and party.is_alive():
+                party.terminate()
+        with contextlib.suppress(OSError, BrokenPipeError):
+            parent.send("stop")
+        hub.join(timeout=10)
+        if hub.is_alive():
+            hub.terminate()
+        started.records.close()
+
+    started.stop = stop
+    return started, parent, ctx
+
+
+def plan_for(
+    run: ConfigurationRun, ctx: PartyContext, doors: dict[str, tuple[str, int]], hub_ca: str | None = None
+) -> FlowerPlan:
+    """The Flower plan of ``run``'s configuration, its hub at ``doors`` (as the hub answered)."""
+    index = run.suite.configurations.index(run.config)
+    return FlowerPlan(
+        run.suite, index, ctx.run_id, doors["server"], doors["client"], str(run.run_dir.resolve()), hub_ca
+    )
 
 
 def _describe_exit(name: str, code: int) -> tuple[str, str]:
@@ -186,15 +199,17 @@ def _describe_exit(name: str, code: int) -> tuple[str, str]:
     )
 
 
-def _finish(flwr: FlowerProcess, records: Any, write: Callable[[Record], Any], label: str, timeout_s: float) -> None:
-    """After the last round: the server's closing record, then ``flwr run`` ends."""
-    deadline = time.monotonic() + timeout_s
+def finish(
+    party: Supervised, log: Path, records: Any, write: Callable[[Record], Any], label: str, measure: MeasureSpec
+) -> None:
+    """After the last round: the server's closing record, then the Flower run (``party``) ends."""
+    deadline = time.monotonic() + measure.timeout_s
     closed = False
     while not closed and time.monotonic() < deadline:
         try:
             rec = records.get(timeout=0.5)
         except queue.Empty:
-            if flwr.popen.poll() is not None:
+            if not party.is_alive():
                 break
             continue
         if not isinstance(rec, Record):
@@ -204,8 +219,8 @@ def _finish(flwr: FlowerProcess, records: Any, write: Callable[[Record], Any], l
         closed = isinstance(rec, FlowerRunRecord)
         write(rec)
     if not closed:
-        raise PartyError(f"the Flower run of '{label}' did not close cleanly: {tail(flwr.log)}", f"see {flwr.log}")
-    flwr.join(timeout=60)
+        raise PartyError(f"the Flower run of '{label}' did not close cleanly: {tail(log)}", f"see {log}")
+    party.join(timeout=60)
 
 
 def _read_key(path: Path) -> bytes:

@@ -24,11 +24,18 @@ app = ServerApp()
 @app.main()
 def main(grid: Grid, context: Context) -> None:
     plan = FlowerPlan.from_run_config(dict(context.run_config))
-    credential = bytes.fromhex(str(context.run_config[SERVER_KEY]))
+    serve(grid, plan, bytes.fromhex(str(context.run_config[SERVER_KEY])))
+
+
+def serve(grid: Grid, plan: FlowerPlan, credential: bytes, worker: str | None = None) -> None:
+    """The whole run on ``grid``: mask agreement (selective), then every round; records and failures to the hub.
+
+    ``worker``: the process the ServerApp shares with the simulation engine (thread CPU accounting).
+    """
     hub = HubLink.open(plan.hub_public, plan.hub_ca, credential, {"role": "server"}, plan.suite.measure.timeout_s)
     hub.channel.record_to(plan.transcript("aggregator-keys"))
     try:
-        strategy = HEFedAvg(plan, hub, plan.transcript("aggregator-from-flower"))
+        strategy = HEFedAvg(plan, hub, plan.transcript("aggregator-from-flower"), worker)
         timeout = plan.suite.measure.timeout_s
         strategy.agree_mask(grid, timeout)
         strategy.start(grid=grid, initial_arrays=ArrayRecord(), num_rounds=plan.suite.training.rounds, timeout=timeout)

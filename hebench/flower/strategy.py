@@ -45,7 +45,10 @@ from hebench.net.transport import encode, write_frame
 
 
 class HEFedAvg(FedAvg):
-    def __init__(self, plan: FlowerPlan, hub: HubLink, transcript: Path | None = None) -> None:
+    def __init__(
+        self, plan: FlowerPlan, hub: HubLink, transcript: Path | None = None, worker: str | None = None
+    ) -> None:
+        """``worker``: the process the strategy shares (simulation); its phases are then charged thread CPU."""
         suite = plan.suite
         clients, per_round = suite.data.clients, suite.training.clients_per_round or suite.data.clients
         super().__init__(
@@ -57,7 +60,7 @@ class HEFedAvg(FedAvg):
         )
         self.plan, self.hub = plan, hub
         self.stype = CIPHER_STYPE if plan.config.spec.encrypts else PLAIN_STYPE
-        self.meter = PhaseMeter()
+        self.meter = PhaseMeter(worker=worker)
         self._adapters: dict[int, HEAdapter] = {}
         self._aggregate: dict[str, Any] = {}  # the current aggregate's epoch, weights and digest
         self._round_started = 0.0

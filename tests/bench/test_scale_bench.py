@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.bench.scale import SLOPED, scale_suite, slopes
+from hebench.bench.scale import SIM_CLIENTS, SIM_PER_ROUND, SLOPED, scale_suite, sim_suite, slopes
+from hebench.data.registry import load_federated
 from hebench.runtime.hosting import plan_hosting
 from hebench.suite import parse_suite
 
@@ -22,3 +23,9 @@ def test_slopes_recover_a_per_client_line():
     assert set(fitted) == set(SLOPED)
     for fit in fitted.values():
         assert fit["per_client"] == pytest.approx(2.0) and fit["intercept"] == pytest.approx(5.0)
+
+
+def test_the_flower_sim_point_samples_a_tenth_of_clients_that_digits_can_hold():
+    suite = parse_suite(sim_suite(SIM_CLIENTS, SIM_PER_ROUND, "host-he"))
+    assert suite.training.clients_per_round * 10 == suite.data.clients == SIM_CLIENTS
+    assert len(load_federated(suite.data, suite.seed).clients) == SIM_CLIENTS  # every client gets a shard
