@@ -27,8 +27,19 @@ SUITE = {
     "training": {"rounds": 2, "lr": 0.1},
     "configurations": [
         {"mode": "raw"},
-        {"mode": "host-he", "adapter": "seal-bfv", "params": {"bits": 16, "clip": 4.0, "max_summands": 4}},
-        {"mode": "offload", "adapter": "seal-bfv", "params": {"bits": 16, "clip": 4.0, "max_summands": 4}},
+        # named: labels otherwise carry the params ("host-he/seal-bfv[bits=16,…]")
+        {
+            "name": LABEL,
+            "mode": "host-he",
+            "adapter": "seal-bfv",
+            "params": {"bits": 16, "clip": 4.0, "max_summands": 4},
+        },
+        {
+            "name": "offload/seal-bfv",
+            "mode": "offload",
+            "adapter": "seal-bfv",
+            "params": {"bits": 16, "clip": 4.0, "max_summands": 4},
+        },
     ],
     "measure": {"transcripts": True},
 }

@@ -24,8 +24,9 @@ SUITE = {
     "training": {"rounds": 1, "lr": 0.1},
     "configurations": [
         {"mode": "raw"},
-        {"mode": "secagg", "params": {"num_shares": 3, "reconstruction_threshold": 2}},
-        {"mode": "secret-sharing", "params": {"aggregators": 3}},
+        # named: labels otherwise carry the params ("secagg[num_shares=3,…]")
+        {"name": "secagg", "mode": "secagg", "params": {"num_shares": 3, "reconstruction_threshold": 2}},
+        {"name": "secret-sharing", "mode": "secret-sharing", "params": {"aggregators": 3}},
     ],
     "measure": {"transcripts": True},
 }

@@ -27,7 +27,12 @@ SUITE = {
     "training": {"rounds": 2, "lr": 0.1, "clients_per_round": 2},
     "configurations": [
         {"mode": "raw"},
-        *({"mode": "host-he", "adapter": a, "params": {"key_bits": 2048} if a == "paillier" else {}} for a in HE),
+        *(
+            {"name": f"host-he/{a}", "mode": "host-he", "adapter": a, "params": {"key_bits": 2048}}
+            if a == "paillier"
+            else {"mode": "host-he", "adapter": a}
+            for a in HE
+        ),
         {"mode": "host-he", "adapter": "tenseal-ckks", "packing": "per-layer"},
     ],
     "measure": {"transcripts": True},
