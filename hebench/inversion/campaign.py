@@ -86,6 +86,8 @@ def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
             }
             if spec.against_configurations:
                 for config in suite.configurations:
+                    if config.tee is not None:  # a modelled row: its leakage is not modelled, so not attacked
+                        continue
                     view, selective = view_of(config)
                     seen = {**common, "clients": clients_seen(suite, config, threat.clients)}
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):

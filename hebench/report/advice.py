@@ -42,8 +42,9 @@ def advise(
         base = raw.accuracy
         worst = max(errors, key=lambda r: abs((r.accuracy or 0) - base))
         out.append(
-            f"Accuracy cost of encryption: at most {abs((worst.accuracy or 0) - base):.4f} "
-            f"({worst.config}); largest decryption error {max(r.max_abs_error or 0.0 for r in errors):.1e}."
+            f"Accuracy cost of protection: at most {abs((worst.accuracy or 0) - base):.4f} "
+            f"({worst.config}); largest error of the aggregate against plaintext FedAvg "
+            f"{max(r.max_abs_error or 0.0 for r in errors):.1e}."
         )
     for size in sorted({rec["size"] for rec in libraries}):
         out += choose_library(libraries, size)

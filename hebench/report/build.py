@@ -24,7 +24,7 @@ from hebench.report.model_fit import fit
 from hebench.report.options import Option, options_for, steady_round_ratios
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes
-from hebench.results.records import PartyRoundRecord, RoundRecord, RunFailedRecord
+from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundRecord, RunFailedRecord
 from hebench.results.suite_diff import suite_differences
 from hebench.results.summary import SummaryRow
 
@@ -143,7 +143,7 @@ CHART_CAPTION = (
     "steady rounds (every round after the first, a warm-up; bars: their range), y = the best attack's SSIM "
     "against what that configuration's aggregator saw (bars: ± std "
     "over images and seeds); the legend gives each configuration's accuracy change against raw. Dashed: the "
-    "Pareto frontier (lower cost and lower leakage; ties within the spreads kept), over measured configurations "
+    "Pareto frontier (lower cost and lower leakage; ties kept), over measured protections "
     "only. Hollow diamonds are modelled, not measured. Configurations with no attack sit on the strip below."
 )
 
@@ -151,7 +151,8 @@ CHART_CAPTION = (
 def run_options(source: Source, attacks: list[Any] | None = None, run: str = "") -> list[Option]:
     """The source's configurations as chart/advice options: its own attacks, or ``attacks`` when given."""
     chosen = source.attacks if attacks is None else attacks
-    return options_for(source.rows, chosen, steady_round_ratios(source.records), run)
+    modelled = {m.config: m for m in source.of(ModelledCostRecord)}
+    return options_for(source.rows, chosen, steady_round_ratios(source.records), run, modelled)
 
 
 def run_section(
@@ -184,6 +185,13 @@ def run_section(
             "Run on Flower's deployment engine: CPU and bytes are measured as in local runs; 'Flower round wall s' "
             "includes Flower's polling and a ClientApp process per message, so it is not comparable with "
             "local round times."
+        )
+    for m in source.of(ModelledCostRecord):
+        section["remarks"].append(
+            f"{m.config}: the tables show its run as measured; under a TEE its costs are modelled, not measured "
+            f"({m.model}: round wall ×{m.modelled_round_wall_s / max(m.baseline_round_wall_s, 1e-12):.3f}, "
+            f"CPU ×{m.modelled_cpu_s / max(m.baseline_cpu_s, 1e-12):.3f}; source: {m.source}); the chart draws it "
+            "hollow, at the modelled costs."
         )
     prefix = f"run{idx}"
     section["steady"] = _steady_note(rows)

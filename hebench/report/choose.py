@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hebench.report.options import COSTS, LEAKAGE, Option
+from hebench.report.options import COSTS, LEAKAGE, SSIM_TIE, Option
 from hebench.report.pareto import Interval, dominated_by, pareto_set, ties
 
 WORDS = {"cpu": "raw CPU", "bytes": "raw bytes", "time": "round time", LEAKAGE: "SSIM"}
@@ -26,7 +26,7 @@ def option_line(o: Option, measures: Sequence[str]) -> str:
     """``name: 2.8× raw bytes, 611× raw CPU, 9.1× round time, SSIM 0.02 ± 0.01`` (and what is missing)."""
     parts = []
     for m in measures:
-        v = o.measures.get(m)
+        v = o.leakage if m == LEAKAGE else o.costs.get(m)  # shown with the spread over images, not the tie band
         if v is not None:
             parts.append(_figure(m, v))
         elif m == LEAKAGE:
@@ -47,14 +47,16 @@ def choose(options: Sequence[Option]) -> list[str]:
     measured = [o for o in options if not o.modelled]
     measures = measures_of(measured)
     out = []
-    if LEAKAGE not in measures:  # costs only: the unprotected baseline would trivially win everything
-        if any(o.baseline for o in measured):
-            out.append(
-                "No attack ran, so leakage is unknown: the set is over protected configurations only (raw = 1×)."
-            )
-        measured = [o for o in measured if not o.baseline]
-    if len(measured) < 2 or not measures:
-        return []
+    # raw is the reference every cost is a multiple of, not a protection to choose: with a weak or noisy attack
+    # its leakage interval overlaps everything, and being cheapest it would then "dominate" every protection
+    for o in measured:
+        if o.baseline:
+            out.append(f"Reference, unprotected (not a choice): {option_line(o, measures)}.")
+    if LEAKAGE not in measures:
+        out.append("No attack ran, so leakage is unknown: the set is over costs only.")
+    measured = [o for o in measured if not o.baseline]
+    if not measured or not measures:
+        return out
     table = {o.name: o.measures for o in measured}
     by_name = {o.name: o for o in measured}
     best = pareto_set(table, measures)
@@ -73,7 +75,8 @@ def choose(options: Sequence[Option]) -> list[str]:
     for m in measures:
         for group in ties(table, best, m):
             if not all(by_name[n].baseline for n in group):  # raw rows of several runs: 1× by definition
-                out.append(f"Tie on {NAMES[m]} (spreads overlap): {' and '.join(group)}.")
+                why = f"means within {2 * SSIM_TIE:g}" if m == LEAKAGE else "spreads overlap"
+                out.append(f"Tie on {NAMES[m]} ({why}): {' and '.join(group)}.")
     unstable = [f"{n} ({NAMES[m]})" for n in table for m in measures if (v := table[n].get(m)) and v.unstable]
     if unstable:
         out.append(

@@ -28,9 +28,11 @@ def costs_shown(options: Sequence[Option]) -> list[str]:
 
 
 def frontier(options: Sequence[Option], cost: str) -> list[Option]:
-    """Measured, attacked options no other dominates on (``cost``, leakage), by increasing cost."""
-    usable = {o.name: o for o in options if not o.modelled and o.leakage and o.costs.get(cost)}
-    keep = pareto_set({k: {cost: o.costs[cost], LEAKAGE: o.leakage} for k, o in usable.items()}, (cost, LEAKAGE))
+    """Measured, attacked protections (raw, the reference, left out) no other dominates on (``cost``, leakage)."""
+    usable = {o.name: o for o in options if not (o.modelled or o.baseline) and o.leakage and o.costs.get(cost)}
+    keep = pareto_set(
+        {k: {cost: o.costs[cost], LEAKAGE: o.measures[LEAKAGE]} for k, o in usable.items()}, (cost, LEAKAGE)
+    )
     return sorted((usable[k] for k in keep), key=lambda o: o.costs[cost].value)  # type: ignore[union-attr]
 
 

@@ -13,7 +13,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hebench.report.pareto import Interval
-from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, PartyRoundRecord, Record, RoundRecord
+from hebench.results.records import (
+    AttackSummaryRecord,
+    ConfigurationRecord,
+    ModelledCostRecord,
+    PartyRoundRecord,
+    Record,
+    RoundRecord,
+)
 from hebench.results.summary import SummaryRow, summarize_run
 
 # measure -> (axis label, the SummaryRow field it comes from)
@@ -23,6 +30,7 @@ COSTS: dict[str, tuple[str, str]] = {
     "time": ("round time ×raw", "round_time_vs_raw"),
 }
 LEAKAGE = "leakage"
+SSIM_TIE = 0.025  # leakage means closer than twice this are a tie (paired attacks on the same images)
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,12 @@ class Option:
 
     @property
     def measures(self) -> dict[str, Interval | None]:
-        return {**self.costs, LEAKAGE: self.leakage}
+        """What the Pareto set ranks on. Leakage is compared paired: every configuration is attacked on the
+        same images and seeds, so the std over images (image-to-image variation, the chart's error bars) is
+        not noise between configurations; means within ``SSIM_TIE`` are a tie."""
+        leak = self.leakage
+        paired = None if leak is None else Interval(leak.value, leak.value - SSIM_TIE, leak.value + SSIM_TIE)
+        return {**self.costs, LEAKAGE: paired}
 
 
 def steady_round_ratios(records: Iterable[Record]) -> dict[str, dict[str, Interval]]:
@@ -85,13 +98,33 @@ def best_attack(
     return max(mine, key=lambda a: a.scores["ssim"]["mean"], default=None)
 
 
+def _model_factor(model: ModelledCostRecord, cost: str) -> float:
+    """How much the model scales a measured cost: CPU and round time by its factors; bytes not at all."""
+    if cost == "cpu" and model.baseline_cpu_s > 0:
+        return model.modelled_cpu_s / model.baseline_cpu_s
+    if cost == "time" and model.baseline_round_wall_s > 0:
+        return model.modelled_round_wall_s / model.baseline_round_wall_s
+    return 1.0
+
+
+def _scaled(value: Interval | None, factor: float) -> Interval | None:
+    return (
+        None if value is None else Interval(value.value * factor, value.lo * factor, value.hi * factor, value.unstable)
+    )
+
+
 def options_for(
     rows: Sequence[SummaryRow],
     attacks: Sequence[AttackSummaryRecord] = (),
     spreads: Mapping[str, Mapping[str, Interval]] | None = None,
     run: str = "",
+    modelled: Mapping[str, ModelledCostRecord] | None = None,
 ) -> list[Option]:
-    """One option per non-baseline row (and the raw row itself); costs from ``spreads`` where given."""
+    """One option per non-baseline row (and the raw row itself); costs from ``spreads`` where given.
+
+    A row with a ``modelled`` cost record (a TEE row) takes its measured costs scaled by the model's
+    factors (CPU and round time; bytes unchanged) and is marked modelled.
+    """
     raw = next((r for r in rows if r.is_baseline), None)
     labels = [r.config for r in rows]
     out = []
@@ -101,6 +134,9 @@ def options_for(
         for cost, (_, key) in COSTS.items():
             point = getattr(row, key)
             costs[cost] = measured.get(cost) or (Interval.exact(point) if point is not None else None)
+        model = (modelled or {}).get(row.config)
+        if model is not None:
+            costs = {cost: _scaled(value, _model_factor(model, cost)) for cost, value in costs.items()}
         attack = best_attack(row.config, labels, attacks)
         ssim = attack.scores["ssim"] if attack else None
         leak = Interval(ssim["mean"], ssim["mean"] - ssim["std"], ssim["mean"] + ssim["std"]) if ssim else None
@@ -115,7 +151,7 @@ def options_for(
                 leakage=leak,
                 attack=attack.plan if attack else None,
                 accuracy_loss=loss,
-                modelled=bool(getattr(row, "modelled", False)),
+                modelled=model is not None,
                 baseline=row.is_baseline,
             )
         )

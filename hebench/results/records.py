@@ -135,6 +135,7 @@ class ConfigurationRecord(Record):
     superlink: str | None = None  # flower only
     dp: Mapping[str, Any] | None = None  # the suite's DPSpec as JSON; None: no differential privacy
     transport: str = "tcp"  # tcp, or tls (every party's channels over mutual TLS)
+    tee: Mapping[str, Any] | None = None  # the suite's TEESpec as JSON: a modelled TEE row (never measured)
     mode_security: Mapping[str, Any] | None = None  # a protocol's own strength (secagg's mask work factor)
 
 

@@ -8,10 +8,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hebench.modes import KeyHolders, find_mode
+from hebench.modes import AttackerView, KeyHolders, find_mode
 from hebench.results.records import (
     ConfigurationRecord,
     KeygenRecord,
+    ModelledCostRecord,
     PartyRoundRecord,
     Record,
     RoundRecord,
@@ -62,6 +63,9 @@ class SummaryRow:
     parameters: int
     rounds_done: int
     selective_known: bool = True  # False: its records and its run's suite do not say (see the report's notes)
+    dp: Mapping[str, Any] | None = None  # the configuration's DP settings; None: none
+    transport: str = "tcp"  # tcp or tls
+    tee_modelled: bool = False  # a modelled TEE row: its run is measured, its TEE costs only modelled
     accuracy: float | None = None
     loss: float | None = None
     max_abs_error: float | None = None
@@ -101,8 +105,16 @@ class SummaryRow:
 
     @property
     def is_baseline(self) -> bool:
-        """The plaintext row every ratio is taken against (raw)."""
-        return _is_baseline(self.mode)
+        """The unprotected row every ratio is taken against (raw: plaintext updates, no DP, TLS or TEE)."""
+        spec = find_mode(self.mode)
+        return (
+            _plain_mode(self.mode)
+            and spec is not None
+            and spec.attacker_view is AttackerView.FULL_UPDATE
+            and self.dp is None
+            and self.transport == "tcp"
+            and not self.tee_modelled
+        )
 
     @property
     def uses_engines(self) -> bool:
@@ -137,7 +149,7 @@ class SummaryRow:
         return out
 
 
-def _is_baseline(mode: str) -> bool:
+def _plain_mode(mode: str) -> bool:
     spec = find_mode(mode)
     return spec is not None and spec.plain_adapter
 
@@ -177,6 +189,7 @@ def summarize_run(
     clients: dict[str, list[PartyRoundRecord]] = defaultdict(list)
     aggs: dict[str, list[PartyRoundRecord]] = defaultdict(list)
     keygen: dict[str, KeygenRecord] = {}
+    modelled: set[str] = set()  # configurations with a modelled TEE cost (also marked so in older records)
     for rec in records:
         if isinstance(rec, RunRecord):
             warmup = warmup_of_suite(rec.suite)
@@ -191,11 +204,14 @@ def summarize_run(
             aggs[rec.config].append(rec)
         elif isinstance(rec, KeygenRecord):
             keygen[rec.config] = rec  # the last key epoch
+        elif isinstance(rec, ModelledCostRecord):
+            modelled.add(rec.config)
     rows = [
         _row(c, rounds[k], _steady(rounds[k], starts[k], warmup), clients[k], aggs[k], keygen.get(k))
         for k, c in configs.items()
     ]
     rows = [_with_selective(row, configs[row.config], selective or {}) for row in rows]
+    rows = [replace(row, tee_modelled=True) if row.config in modelled else row for row in rows]
     return _compared(rows, calibration)
 
 
@@ -264,6 +280,9 @@ def _row(
         selective=conf.selective,
         parameters=conf.parameters,
         rounds_done=len(done),
+        dp=conf.dp,
+        transport=conf.transport,
+        tee_modelled=conf.tee is not None,
         accuracy=last.accuracy if last else None,
         loss=last.loss if last else None,
         max_abs_error=max((r.max_abs_error or 0.0 for r in done.values()), default=None),  # every round
@@ -299,7 +318,7 @@ def _row(
 def _with_selective(
     row: SummaryRow, conf: ConfigurationRecord, specs: Mapping[str, Mapping[str, Any] | None]
 ) -> SummaryRow:
-    if conf.selective_recorded or _is_baseline(conf.mode):
+    if conf.selective_recorded or _plain_mode(conf.mode):
         return row
     if row.config in specs:
         return replace(row, selective=specs[row.config])

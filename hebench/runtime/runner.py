@@ -193,6 +193,7 @@ class Runner:
             "selective": config.selective.model_dump(mode="json") if config.selective else None,
             "dp": config.dp.model_dump(mode="json") if config.dp else None,
             "transport": config.transport,
+            "tee": config.tee.model_dump(mode="json") if config.tee else None,
             "model": suite.model.name,
             "parameters": parameter_count(model),
             "start_round": start,

@@ -12,7 +12,7 @@ from hebench.suite import load_suite
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
-@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample"])
+@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample", "protections"])
 def test_shipped_suite_validates(name):
     suite = load_suite(SUITES / f"{name}.yaml")
     assert suite.name == name and len(suite.digest()) == 64
@@ -46,3 +46,16 @@ def test_femnist_sample_suite_is_fednic_on_the_shipped_writers():
 def test_femnist_suite_runs_offline_on_the_sample():
     suite = load_suite(SUITES / "femnist.yaml", ["data.sample=true"])
     assert suite.data.sample and suite.data.path is None
+
+
+def test_protections_suite_puts_every_protection_beside_raw_and_attacks_each_measured_one():
+    suite = load_suite(SUITES / "protections.yaml")
+    assert {c.mode for c in suite.configurations} == {"raw", "host-he", "offload", "secagg", "secret-sharing"}
+    assert len({c.dp.noise_multiplier for c in suite.configurations if c.dp}) == 2
+    assert any(c.transport == "tls" for c in suite.configurations)
+    assert any(c.selective for c in suite.configurations)
+    modelled = {c.label for c in suite.configurations if c.tee is not None}
+    plans = {p.label: p for p in plans_for(suite, dry_run=True)}
+    assert modelled and set(plans) == {c.label for c in suite.configurations} - modelled  # a modelled row: no attack
+    assert plans["secagg"].clients == suite.data.clients  # SecAgg's aggregator sees only the sum of every client
+    assert plans["raw/dp-client-z0.1-c1"].dp is not None  # the noisy update is what gets attacked
