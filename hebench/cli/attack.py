@@ -6,9 +6,11 @@ import time
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.table import Table
 
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar, split_list
+from hebench.cli.legend import label_keys, print_legend
 from hebench.errors import ParameterError
 from hebench.inversion.campaign import plans_for, run_campaign
 from hebench.inversion.evaluate import AttackPlan
@@ -19,35 +21,43 @@ from hebench.suite import DataSpec, SelectiveSpec, load_suite
 FULL_SUITE = Path(__file__).resolve().parents[2] / "suites" / "privacy-full.yaml"
 
 
-def _score(summary: dict, metric: str, spec: str = ".3f") -> str:
+def _score(summary: dict, metric: str, spec: str = ".2f") -> str:
     s = summary["scores"].get(metric)
-    return "-" if s is None else f"{s['mean']:{spec}} ± {s['std']:{spec}}"
+    return "-" if s is None else f"{s['mean']:{spec}}±{s['std']:{spec}}"
 
 
 def _success(summary: dict) -> str:
     s = summary["scores"].get("success")
     if not s:
         return "-"
-    return f"{s['k']}/{s['n']} [{100 * s['low']:.0f}–{100 * s['high']:.0f} %]"
+    return f"{s['k']}/{s['n']} {100 * s['low']:.0f}–{100 * s['high']:.0f}%"
 
 
-def attack_table(summaries: list[dict]) -> Table:
+def attack_table(summaries: list[dict], keys: dict[str, str] | None = None) -> Table:
+    """Leakage per attack plan, narrow enough for 80 columns; ``keys`` shortens long plan labels (legend)."""
+    keys = keys if keys is not None else label_keys([s["plan"] for s in summaries])
     threshold = next((s["scores"]["success"]["threshold"] for s in summaries if "success" in s["scores"]), None)
-    recovered = "recovered" + (f" (SSIM ≥ {threshold:g}, 95 % CI)" if threshold is not None else "")
-    table = Table(title="leakage to the aggregator (mean ± std over images × seeds; best of restarts)")
-    table.add_column("view", overflow="fold")
-    for col in ("encrypted", recovered, "SSIM", "PSNR dB", "UQI", "VIFp", "label acc"):
-        table.add_column(col, justify="right")
+    recovered = "recovered" + (f"\nSSIM≥{threshold:g}" if threshold is not None else "")
+    table = Table(
+        title="leakage to the aggregator: mean±std over images × seeds, best of restarts; recovered: k/n, 95% CI",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+        title_justify="left",
+    )
+    table.add_column("view", no_wrap=True)
+    for col in ("encr.", recovered, "SSIM", "PSNR dB", "UQI", "VIFp", "label\nacc"):
+        table.add_column(col, justify="right", no_wrap=True)
     for s in summaries:
         table.add_row(
-            s["plan"],
-            f"{100 * s['ratio']:.0f} %",
+            keys.get(s["plan"], s["plan"]),
+            f"{100 * s['ratio']:.0f}%",
             _success(s),
             _score(s, "ssim"),
-            _score(s, "psnr", ".1f"),
+            _score(s, "psnr", ".0f"),
             _score(s, "uqi"),
             _score(s, "vifp"),
-            _score(s, "label_accuracy", ".2f"),
+            _score(s, "label_accuracy", ".1f"),
         )
     return table
 
@@ -154,7 +164,9 @@ def attack(
     if fmt is OutputFormat.json:
         print_json({"out": str(out), "wall_s": wall, "summaries": summaries})
         return
-    console.print(attack_table(summaries))
+    keys = label_keys([s["plan"] for s in summaries])
+    print_legend(console, keys)
+    console.print(attack_table(summaries, keys))
     console.print(
         f"[dim]{len(plans)} plans in {wall:.0f} s; records and PNG grids (originals above reconstructions): {out}[/]"
     )

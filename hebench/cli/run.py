@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from hebench.cli.common import OutputFormat, RoundLines, console, err_console, handle_errors, print_json, progress_bar
+from hebench.cli.legend import label_keys, print_legend
 from hebench.cli.summary import print_summary
 from hebench.errors import ParameterError
 from hebench.results import read_records
@@ -130,12 +131,16 @@ def run(
             }
         )
         return
-    print_summary(console, rows, notes)
-    attacks = [r for r in records if isinstance(r, AttackSummaryRecord)]
+    keys = print_summary(console, rows, notes)
+    attacks = [r.to_json() for r in records if isinstance(r, AttackSummaryRecord)]
     if attacks:
         from hebench.cli.attack import attack_table
 
-        console.print(attack_table([a.to_json() for a in attacks]))
+        plans = [a["plan"] for a in attacks]
+        if not all(p in keys for p in plans):  # plans beyond the configurations: keys of their own
+            keys = label_keys(plans)
+            print_legend(console, keys)
+        console.print(attack_table(attacks, keys))
     console.print(f"[dim]records: {results}[/]")
     if report_path:
         console.print(f"report: {report_path}")

@@ -114,8 +114,8 @@ def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
     return notes
 
 
-def print_summary(console: Console, rows: Sequence[SummaryRow], notes: Sequence[str] = ()) -> None:
-    """The summary tables, the legend of short keys, then one line per note."""
+def print_summary(console: Console, rows: Sequence[SummaryRow], notes: Sequence[str] = ()) -> dict[str, str]:
+    """The summary tables, the legend of short keys, then one line per note; returns the keys used."""
     keys = label_keys([r.config for r in rows])
     print_legend(console, keys)
     for table in summary_tables(rows, keys):
@@ -123,3 +123,4 @@ def print_summary(console: Console, rows: Sequence[SummaryRow], notes: Sequence[
     console.print("[dim]CPU: process CPU time (OS accounting); wall: elapsed time; ×raw: ratio to raw.[/]")
     for note in [*summary_notes(rows), *notes]:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
+    return keys

@@ -60,7 +60,8 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
     public_door = door(creds.public, "aggregator's", ctx, records)
     control.send({"key_holder": holders_door.address, "public": public_door.address})
     engines, tls_dir = control.recv()
-    holders = dial_engines(ctx, engines, tls_dir)
+    engine_channels = dial_engines(ctx, engines, tls_dir)
+    holders = list(engine_channels)
     if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
         clients = admit(holders_door, "key holders'", ctx.suite.data.clients, ctx)
         for client in clients:
@@ -79,5 +80,7 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
         epoch = int(request.meta["epoch"])
         _, public = keys.get(epoch)  # holders have the secret set before the aggregator hears back
         aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
+    for engine in engine_channels:  # a clean end of the key channel (a bare close reads as a fault there)
+        engine.send(Message("done"))
     for holder in [*holders, aggregator]:
         holder.close()

@@ -65,3 +65,24 @@ def test_one_line_per_round_when_the_output_is_not_a_terminal():
         lines.show(RunEvent("host-he/tenseal-ckks", r, {"accuracy": 0.5 + r / 10}))
     text = out.getvalue().splitlines()
     assert len(text) == 4 and "round 3/3" in text[-1] and "accuracy 0.700" in text[-1] and "elapsed" in text[-1]
+
+
+def test_the_leakage_table_fits_80_columns_with_every_plan_named():
+    def summary(plan: str, ratio: float, ssim: float) -> dict:
+        scores = {m: {"mean": ssim, "std": 0.25} for m in ("ssim", "uqi", "vifp", "label_accuracy")}
+        scores["psnr"] = {"mean": 11.4, "std": 10.4}
+        scores["success"] = {"k": 1, "n": 2, "low": 0.09, "high": 0.91, "threshold": 0.6}
+        return {"plan": plan, "ratio": ratio, "scores": scores}
+
+    from hebench.cli.attack import attack_table
+    from hebench.cli.legend import label_keys, print_legend
+
+    summaries = [summary("raw", 0.0, 0.42), summary("host-he/tenseal-ckks/sel-sensitivity-0.1", 0.1, 0.38)]
+    keys = label_keys([s["plan"] for s in summaries])
+    out = io.StringIO()
+    console = Console(file=out, width=80)
+    print_legend(console, keys)
+    console.print(attack_table(summaries, keys))
+    text = out.getvalue()
+    assert "…" not in text and all(len(line) <= 80 for line in text.splitlines()), text
+    assert "host-he/tenseal-ckks/sel-sensitivity-0.1" in text and "0.42±0.25" in text and "1/2 9–91%" in text
