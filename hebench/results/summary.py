@@ -108,8 +108,8 @@ class SummaryRow:
         """The unprotected row every ratio is taken against (raw: plaintext updates, no DP, TLS or TEE)."""
         spec = find_mode(self.mode)
         return (
-            _plain_mode(self.mode)
-            and spec is not None
+            spec is not None
+            and spec.plain_adapter
             and spec.attacker_view is AttackerView.FULL_UPDATE
             and self.dp is None
             and self.transport == "tcp"
