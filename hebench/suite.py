@@ -36,6 +36,7 @@ class DataSpec(_Frozen):
     alpha: float = Field(0.5, gt=0)
     test_fraction: float = Field(0.2, gt=0, lt=1)
     images_per_client: int | None = Field(None, ge=1)  # FedNIC: 1,600
+    min_per_client: int = Field(2, ge=1)  # split datasets: each client's fewest samples (1 allows more clients)
     path: str | None = None  # local copy (femnist: LEAF or TFF folder; torchvision: root)
     sample: bool = False  # femnist: the small real sample shipped in datasets/femnist-sample (offline)
     download: bool = False  # torchvision sets: allow downloading

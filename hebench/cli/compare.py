@@ -228,5 +228,6 @@ def runs(
         console.print(_runs_table(config, result.a, result.b))
     console.print(
         "[dim]B/A: ratio of steady-round means; significance: Welch's t-test over steady rounds, two-sided, "
-        f"p < {ALPHA}. CPU: process CPU time; wall: elapsed time.[/]"
+        f"p < {ALPHA}. CPU: OS-accounted CPU time (process, or thread for pooled and flower-sim clients); "
+        "wall: elapsed time.[/]"
     )

@@ -120,7 +120,10 @@ def print_summary(console: Console, rows: Sequence[SummaryRow], notes: Sequence[
     print_legend(console, keys)
     for table in summary_tables(rows, keys):
         console.print(table)
-    console.print("[dim]CPU: process CPU time (OS accounting); wall: elapsed time; ×raw: ratio to raw.[/]")
+    console.print(
+        "[dim]CPU: CPU time (OS accounting) of a party's process, or of a pooled or flower-sim client's own "
+        "thread; wall: elapsed time; ×raw: ratio to raw.[/]"
+    )
     for note in [*summary_notes(rows), *notes]:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
     return keys

@@ -24,7 +24,15 @@ def _centralised(spec: DataSpec, seed: int, x: torch.Tensor, y: torch.Tensor, na
     order = torch.as_tensor(rng.permutation(len(y)))
     cut = int(len(y) * spec.test_fraction)
     test, train = order[:cut], order[cut:]
-    clients = partition(x[train], y[train], spec.clients, split=spec.split, alpha=spec.alpha, seed=seed)
+    clients = partition(
+        x[train],
+        y[train],
+        spec.clients,
+        split=spec.split,
+        alpha=spec.alpha,
+        seed=seed,
+        min_per_client=spec.min_per_client,
+    )
     if spec.images_per_client:
         clients = tuple(
             ClientData(c.client_id, c.x[: spec.images_per_client], c.y[: spec.images_per_client]) for c in clients

@@ -26,7 +26,8 @@ def partition(
     if n < clients * min_per_client:
         raise DatasetError(
             f"{n} samples cannot give {clients} clients at least {min_per_client} each",
-            "use fewer clients or a larger dataset",
+            "use fewer clients, a larger dataset"
+            + (", or data.min_per_client: 1 (clients of one sample)" if min_per_client > 1 else ""),
         )
     rng = np.random.default_rng(seed)
     if split == "iid":

@@ -18,7 +18,7 @@ from hebench.fl.update import load_vector
 from hebench.flower.client_mod import hebench_mod
 from hebench.flower.client_party import node_party
 from hebench.flower.codec import model_record, model_vector
-from hebench.flower.plan import CLIENT, ROUND, WEIGHTS
+from hebench.flower.plan import CLIENT, ROUND, WEIGHTS, NodeSettings
 
 
 def train(msg: Message, context: Context) -> Message:
@@ -58,12 +58,19 @@ def agree_mask(msg: Message, context: Context) -> Message:
     return Message(RecordDict({"metrics": metrics}), reply_to=msg)
 
 
+def partition(msg: Message, context: Context) -> Message:
+    """Which suite client this node is, so the server samples by partition as the local runtime does."""
+    node = NodeSettings.from_node_config(dict(context.node_config))
+    return Message(RecordDict({"metrics": MetricRecord({CLIENT: node.partition})}), reply_to=msg)
+
+
 def with_functions(app: ClientApp) -> ClientApp:
-    """``app`` with hebench's training, evaluation and mask-agreement functions registered."""
+    """``app`` with hebench's training, evaluation, mask-agreement and partition functions registered."""
     app.train()(train)
     app.evaluate()(evaluate)
     app.query("hebench_map")(score_map)
     app.query("hebench_mask")(agree_mask)
+    app.query("hebench_partition")(partition)
     return app
 
 

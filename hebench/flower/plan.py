@@ -140,3 +140,4 @@ AGG_EPOCH, WEIGHTS = "hebench-aggregate-epoch", "hebench-weights"  # the aggrega
 INITIAL, GLOBAL_DIGEST = "hebench-initial", "hebench-global-digest"  # round 1 / which aggregate the node holds
 CLIENT = "hebench-client"  # metric: the replying node's partition
 MAP_QUERY, MASK_QUERY = "query.hebench_map", "query.hebench_mask"  # selective mask agreement
+PARTITION_QUERY = "query.hebench_partition"  # which suite client a node is (the server samples by partition)

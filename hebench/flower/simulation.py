@@ -69,7 +69,7 @@ class FlowerSimRuntime:
                 f"{', '.join(refused)} need an offload engine beside each client; Flower's simulation hosts "
                 "virtual clients in shared Ray workers and has no per-node engine",
                 "run offload with --engine flower (`hebench flower up --engines`) or the local runtime, "
-                "or drop those configurations with --only",
+                "or run a copy of the suite without those configurations",
             )
         return nothing_to_hold()
 

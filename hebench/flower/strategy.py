@@ -15,13 +15,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
+from flwr.app import ArrayRecord, ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
 from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
-from hebench.fl.aggregator import sum_updates
+from hebench.fl.aggregator import selected_clients, sum_updates
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
@@ -36,6 +36,7 @@ from hebench.flower.plan import (
     INITIAL,
     MAP_QUERY,
     MASK_QUERY,
+    PARTITION_QUERY,
     ROUND,
     WEIGHTS,
     FlowerPlan,
@@ -66,6 +67,7 @@ class HEFedAvg(FedAvg):
         self._round_started = 0.0
         self._traffic = {"bytes_received": 0, "bytes_sent": 0}
         self._round_record: dict[str, Any] = {}
+        self._partition_of: dict[int, int] = {}  # node ID -> the suite client (partition) it hosts
         self._transcript = transcript.open("ab") if transcript else None  # every reply, as received
 
     # --- keys ---------------------------------------------------------------------------
@@ -116,7 +118,9 @@ class HEFedAvg(FedAvg):
             config[GLOBAL_DIGEST] = self._aggregate["digest"]
         else:
             config[INITIAL] = True  # nodes start from the suite's seeded model
-        messages = list(super().configure_train(server_round, ArrayRecord(), config, grid))
+        config["server-round"] = server_round
+        record = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: config})
+        messages = list(self._construct_messages(record, self._sampled_nodes(grid, r), MessageType.TRAIN))
         self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
         return messages
 
@@ -179,6 +183,31 @@ class HEFedAvg(FedAvg):
         )
         return metrics
 
+    # --- which nodes train: the local runtime's seeded sample, by partition -------------
+
+    def _sampled_nodes(self, grid: Grid, r: int) -> list[int]:
+        """The nodes hosting the clients ``selected_clients`` picks for round ``r`` (every client without sampling).
+
+        Flower's own sampling draws node IDs from its generator; sampling suite clients by the suite's seed
+        instead makes a Flower run train the same clients each round as a local run of the same suite.
+        """
+        suite = self.plan.suite
+        node_of = {p: n for n, p in self._partitions(grid).items()}
+        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
+        return [node_of[i] for i in chosen]
+
+    def _partitions(self, grid: Grid) -> dict[int, int]:
+        """Node ID -> partition, asked of every node once (again if the node IDs change); one node per partition."""
+        nodes = self._all_nodes(grid)
+        if set(nodes) == set(self._partition_of):
+            return self._partition_of
+        with self.meter.phase("connect"):
+            query = self._messages(nodes, PARTITION_QUERY, ConfigRecord())
+            replies = self._replies(grid.send_and_receive(query, timeout=self.plan.suite.measure.timeout_s))
+        mapping = {m.metadata.src_node_id: int(m.content.metric_records["metrics"][CLIENT]) for m in replies}
+        self._partition_of = _checked_partitions(mapping, len(nodes), self.plan.suite.data.clients)
+        return self._partition_of
+
     # --- helpers ------------------------------------------------------------------------
 
     def _all_nodes(self, grid: Grid) -> list[int]:
@@ -234,3 +263,24 @@ class HEFedAvg(FedAvg):
             updates[index] = ({"plain_parts": len(plain)}, cipher + plain)
             counts[index] = 1 if equal else int(metrics["num-examples"])
         return updates, fedavg_weights(counts)
+
+
+def _checked_partitions(mapping: dict[int, int], asked: int, clients: int) -> dict[int, int]:
+    """``mapping`` if every one of ``clients`` partitions is hosted by exactly one of the ``asked`` nodes."""
+    fix = f"start exactly one SuperNode per partition-id 0 … {clients - 1} (node config partition-id=I)"
+    if len(mapping) < asked:
+        raise PartyError(f"{asked - len(mapping)} of {asked} nodes did not say which partition they host", fix)
+    nodes_of: dict[int, list[int]] = {}
+    for node, part in mapping.items():
+        nodes_of.setdefault(part, []).append(node)
+    shared = {p: n for p, n in nodes_of.items() if len(n) > 1}
+    if shared:
+        part, nodes = min(shared.items())
+        raise PartyError(f"nodes {', '.join(map(str, sorted(nodes)))} all say partition-id {part}", fix)
+    missing = sorted(set(range(clients)) - set(nodes_of))
+    if missing:
+        raise PartyError(f"no node hosts partition-id {', '.join(map(str, missing[:5]))}", fix)
+    extra = sorted(set(nodes_of) - set(range(clients)))
+    if extra:
+        raise PartyError(f"partition-id {extra[0]} is out of range for data.clients={clients}", fix)
+    return mapping

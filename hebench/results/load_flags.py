@@ -16,14 +16,20 @@ def usable_cores(environment: Mapping[str, Any]) -> int | None:
     return len(affinity) if affinity else environment.get("logical_cores")
 
 
-def party_processes(row: SummaryRow, suite: Mapping[str, Any], clients: int) -> int:
-    """Processes a local run of ``row`` starts: key authority, aggregator, clients (or pool workers), engines."""
+def party_processes(row: SummaryRow, suite: Mapping[str, Any], clients: int, cores: int) -> int:
+    """Processes a run of ``row`` starts (workers: ``runtime.workers``, else one per core).
+
+    Local: key authority, aggregator, clients or pool workers, engines. flower-sim: the hub, the
+    simulation (ServerApp and Ray's driver) and its Ray workers; virtual clients are not processes.
+    """
     from hebench.suite import AUTO_POOL_ABOVE
 
     runtime = suite.get("runtime") or {}
+    if row.runtime == "flower-sim":
+        return 2 + min(clients, runtime.get("workers") or cores)
     hosting = runtime.get("hosting", "auto")
     pooled = hosting == "pool" or (hosting == "auto" and clients > AUTO_POOL_ABOVE)
-    hosts = min(clients, runtime.get("workers") or clients) if pooled else clients
+    hosts = min(clients, runtime.get("workers") or cores) if pooled else clients
     local_engines = row.uses_engines and not (suite.get("offload") or {}).get("engines")
     return 2 + hosts + (clients if local_engines else 0)
 
@@ -45,7 +51,7 @@ def load_notes(run: RunRecord | None, rows: Iterable[SummaryRow]) -> list[str]:
         if loads and max(loads) > cores:
             loaded[row.config] = max(loads)
         if row.runtime != "flower" and clients:
-            parties = party_processes(row, run.suite, clients)
+            parties = party_processes(row, run.suite, clients, cores)
             if parties > cores:
                 crowded[row.config] = parties
     notes = []

@@ -25,7 +25,14 @@ def test_slopes_recover_a_per_client_line():
         assert fit["per_client"] == pytest.approx(2.0) and fit["intercept"] == pytest.approx(5.0)
 
 
-def test_the_flower_sim_point_samples_a_tenth_of_clients_that_digits_can_hold():
+def test_the_flower_sim_point_samples_100_of_1000_clients_of_one_or_two_digits():
     suite = parse_suite(sim_suite(SIM_CLIENTS, SIM_PER_ROUND, "host-he"))
     assert suite.training.clients_per_round * 10 == suite.data.clients == SIM_CLIENTS
     assert len(load_federated(suite.data, suite.seed).clients) == SIM_CLIENTS  # every client gets a shard
+    assert {len(c) for c in load_federated(suite.data, suite.seed).clients} == {1, 2}
+
+
+def test_the_scale_benchmark_measures_compact_he_beside_ckks():
+    suite = parse_suite(scale_suite(8, "compact"))
+    (config,) = suite.configurations
+    assert config.adapter == "seal-bfv" and config.adapter_params["bits"] == 16

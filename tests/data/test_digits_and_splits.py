@@ -48,3 +48,12 @@ def test_federated_digits_holds_out_a_test_split():
     data = load_federated(DataSpec(clients=3, test_fraction=0.25), seed=0)
     assert len(data.clients) == 3 and data.test_y.shape[0] == 449 and data.num_classes == 10
     assert sum(len(c) for c in data.clients) + 449 == 1797
+
+
+def test_more_clients_than_pairs_of_samples_need_min_per_client_one():
+    with pytest.raises(DatasetError) as info:
+        load_federated(DataSpec(clients=1000), seed=0)
+    assert "data.min_per_client: 1" in info.value.fix
+    data = load_federated(DataSpec(clients=1000, min_per_client=1), seed=0)
+    assert len(data.clients) == 1000 and min(len(c) for c in data.clients) == 1
+    assert sum(len(c) for c in data.clients) == 1797 - data.test_y.shape[0]  # every training sample, once

@@ -1,6 +1,6 @@
 """``--engine flower-sim`` end to end: the same suite on the local runtime (a process per client, and a
-pool) and on Flower's Simulation Engine gives the same aggregate every round, and the simulated server
-never holds a secret key nor receives a plaintext update in host-HE.
+pool) and on Flower's Simulation Engine trains the same sampled clients and gives the same aggregate
+every round, and the simulated server never holds a secret key nor receives a plaintext update in host-HE.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from hebench.flower.codec import CIPHER_STYPE, PLAIN_STYPE, content_from_bytes  
 from hebench.flower.simulation import FlowerSimRuntime  # noqa: E402
 
 RAW, HOST_HE = "raw", "host-he_tenseal-ckks"
-ROUNDS, CLIENTS = 2, 4
+ROUNDS, CLIENTS, PER_ROUND = 2, 5, 3
 SUITE = {
     "name": "flower-sim-e2e",
     "seed": 5,
     "data": {"dataset": "digits", "clients": CLIENTS},
     "model": {"name": "mlp", "hidden": 8},
-    "training": {"rounds": ROUNDS, "lr": 0.1},
+    "training": {"rounds": ROUNDS, "lr": 0.1, "clients_per_round": PER_ROUND},
     "configurations": [{"mode": "raw", "adapter": "plain"}, {"mode": "host-he", "adapter": "tenseal-ckks"}],
     "measure": {"transcripts": True, "timeout_s": 240},
 }
@@ -86,12 +86,27 @@ def test_every_round_completes_with_records_marked_flower_sim(sim):
     assert len(clients) == 2 * ROUNDS * CLIENTS and all(p["runtime"] == "flower-sim" for p in parties)
     # virtual nodes share Ray workers: each is charged its own thread's CPU, never the worker's
     assert all(c["cpu_accounting"] == "thread" and c["worker"].startswith("flower-sim-") for c in clients)
-    assert all(c.get("process_cpu_s") is None and c["phases"]["train"]["cpu_s"] > 0 for c in clients)
+    trained = [c for c in clients if "train" in c["phases"]]
+    assert len(trained) == 2 * ROUNDS * PER_ROUND and all(c["phases"]["train"]["cpu_s"] > 0 for c in trained)
+    assert all(c.get("process_cpu_s") is None for c in clients)
     assert all(c["bytes_sent"] > 0 and c["bytes_received"] > 0 for c in clients)
     servers = [p for p in parties if p["role"] == "aggregator"]
     assert len(servers) == 2 * ROUNDS and all(s["cpu_accounting"] == "thread" for s in servers)
     assert all(s["phases"]["aggregate"]["cpu_s"] > 0 and s["bytes_received"] > 0 for s in servers)
     assert (sim / "flower-logs" / "raw.log").stat().st_size > 0
+
+
+def test_flower_sim_trains_the_clients_the_local_runtime_samples(sim, local):
+    def selected(run: Path) -> dict[tuple[str, int], list[int]]:
+        records = _records(run, "party_round")
+        return {(p["config"], p["round"]): p["selected"] for p in records if p["role"] == "aggregator"}
+
+    want = selected(local)
+    assert len(want) == 2 * ROUNDS and all(len(chosen) == PER_ROUND for chosen in want.values())
+    assert len({tuple(chosen) for chosen in want.values()}) > 1  # the sample changes between rounds
+    assert selected(sim) == want
+    trained = {(p["config"], p["round"], p["client"]) for p in _records(sim, "party_round") if "train" in p["phases"]}
+    assert trained == {(c, r, i) for (c, r), chosen in want.items() for i in chosen}
 
 
 def test_flower_sim_yields_the_local_runtimes_aggregate_every_round(sim, local):
@@ -129,7 +144,7 @@ def test_the_simulated_server_never_holds_or_receives_the_secret_key(sim):
 def test_host_he_updates_reach_the_simulated_server_as_ciphertext_only(sim, label, stype):
     replies = read_transcript(sim / "transcripts" / label / "aggregator-from-flower.bin")
     updates = [content_from_bytes(m.parts[0]) for m in replies if m.meta["type"] == "train"]
-    assert len(updates) == ROUNDS * CLIENTS
+    assert len(updates) == ROUNDS * PER_ROUND
     for content in updates:
         arrays = content.array_records["arrays"]
         assert arrays and all(a.stype == stype for a in arrays.values())

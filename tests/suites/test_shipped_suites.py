@@ -12,7 +12,7 @@ from hebench.suite import load_suite
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
-@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample", "protections"])
+@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample", "protections", "scale"])
 def test_shipped_suite_validates(name):
     suite = load_suite(SUITES / f"{name}.yaml")
     assert suite.name == name and len(suite.digest()) == 64
@@ -59,3 +59,12 @@ def test_protections_suite_puts_every_protection_beside_raw_and_attacks_each_mea
     assert modelled and set(plans) == {c.label for c in suite.configurations} - modelled  # a modelled row: no attack
     assert plans["secagg"].clients == suite.data.clients  # SecAgg's aggregator sees only the sum of every client
     assert plans["raw/dp-client-z0.1-c1"].dp is not None  # the noisy update is what gets attacked
+
+
+def test_scale_suite_samples_100_of_1000_clients_each_holding_data():
+    from hebench.data.registry import load_federated
+
+    suite = load_suite(SUITES / "scale.yaml")
+    assert (suite.data.clients, suite.training.clients_per_round) == (1000, 100)
+    assert {c.adapter for c in suite.configurations} == {"plain", "tenseal-ckks", "seal-bfv"}
+    assert all(len(c) >= 1 for c in load_federated(suite.data, suite.seed).clients)
