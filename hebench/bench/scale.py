@@ -98,7 +98,8 @@ def sim_suite(clients: int, per_round: int, mode: str, rounds: int = 2) -> dict[
 def measure_sim_run(
     clients: int = SIM_CLIENTS, per_round: int = SIM_PER_ROUND, mode: str = "raw", rounds: int = 2
 ) -> dict[str, Any]:
-    """One flower-sim run: server CPU (its phases' thread time) and bytes per steady round, wall, peak memory."""
+    """One flower-sim run: server CPU (its phases' thread time) and bytes and a trained client's CPU per
+    steady round, the hub's key service over the run, wall, peak memory."""
     from hebench.flower.simulation import FlowerSimRuntime
 
     with tempfile.TemporaryDirectory() as tmp, MemorySampler() as memory:
@@ -110,6 +111,7 @@ def measure_sim_run(
     agg = [r for r in records if r["kind"] == "party_round" and r["role"] == "aggregator" and r["round"] >= 1]
     clients_rounds = [r for r in records if r["kind"] == "party_round" and r["role"] == "client"]
     trained = [r for r in clients_rounds if "train" in r["phases"]]
+    keys = next(r for r in records if r["kind"] == "key_service")  # the hub: the key sets it served
     return {
         "engine": "flower-sim",
         "clients": clients,
@@ -123,7 +125,11 @@ def measure_sim_run(
         "aggregator_bytes_received_per_round": statistics.fmean(r["bytes_received"] for r in agg),
         "aggregator_bytes_sent_per_round": statistics.fmean(r["bytes_sent"] for r in agg),
         "aggregator_peak_rss_bytes": max(r["peak_rss_bytes"] for r in agg),
-        "trained_client_cpu_s": statistics.fmean(_busy_cpu(r) for r in trained),
+        "trained_client_cpu_s": statistics.fmean(_busy_cpu(r) for r in trained if r["round"] >= 1),
+        # whole run: a node fetches its key set once per key epoch (here, in round 0)
+        "key_sets_served": keys["secret_sets"] + keys["public_sets"],
+        "key_service_bytes": keys["bytes_sent"],
+        "key_service_cpu_s": keys["cpu_s"],
         "client_records": len(clients_rounds),
         "rounds_completed": sum(r["kind"] == "round" for r in records),
         "trained_per_round": len(trained) / rounds,

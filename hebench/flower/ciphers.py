@@ -2,12 +2,17 @@
 
 host-he holds the secret key set in the ClientApp process (from the hub's
 client door); offload asks the node's engine sidecar and never sees a key.
+Each factory takes the plan, the node's settings, its hub link and its
+``context.state`` (what the node keeps between messages).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flwr.app import ConfigRecord, RecordDict
+
+from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
 from hebench.fl.cipher import Cipher, KeyHolderCipher
 from hebench.fl.meter import merge_phases
@@ -18,13 +23,36 @@ from hebench.net.transport import Channel, Message
 from hebench.offload.cipher import EngineCipher
 from hebench.offload.link import engine_tls
 
-
-def hub_key_cipher(plan: FlowerPlan, node: NodeSettings, hub: HubLink) -> Cipher:
-    """host-he on Flower: the ClientApp process fetches the epoch's secret set from the hub's client door."""
-    return KeyHolderCipher(lambda epoch: hub.adapter(epoch, secret=True), require_secret=True)
+KEYS_HELD = "hebench-keys-held"  # node state: the run and the key epochs this node has received
+_LOADED: dict[tuple[str, int], HEAdapter] = {}  # this process's loaded key set per (run, epoch)
 
 
-def node_engine_cipher(plan: FlowerPlan, node: NodeSettings, hub: HubLink) -> Cipher:
+def hub_key_cipher(plan: FlowerPlan, node: NodeSettings, hub: HubLink, state: RecordDict) -> Cipher:
+    """host-he on Flower: the node's secret set, from the hub's client door once per node and key epoch.
+
+    A node keeps its keys between messages, as a device does: its state names the epochs it received,
+    and the process keeps one loaded copy per epoch for every node it hosts (a simulation worker, as a
+    local pool worker does). A fresh ClientApp process (deployment) holds no copy and fetches again.
+    """
+
+    def keys(epoch: int) -> HEAdapter:
+        held = state.config_records.get(KEYS_HELD)
+        epochs = [int(e) for e in held["epochs"]] if held and held["run"] == plan.run_id else []  # type: ignore[union-attr]
+        loaded = _LOADED.get((plan.run_id, epoch))
+        if loaded is not None and epoch in epochs:
+            return loaded
+        adapter = hub.adapter(epoch, secret=True)
+        for stale in [k for k in _LOADED if k[0] != plan.run_id or k[1] < epoch - 1]:
+            del _LOADED[stale]
+        _LOADED[(plan.run_id, epoch)] = adapter
+        kept = sorted({*(e for e in epochs if e >= epoch - 1), epoch})
+        state[KEYS_HELD] = ConfigRecord({"run": plan.run_id, "epochs": kept})
+        return adapter
+
+    return KeyHolderCipher(keys, require_secret=True)
+
+
+def node_engine_cipher(plan: FlowerPlan, node: NodeSettings, hub: HubLink, state: RecordDict) -> Cipher:
     """offload on Flower: the node's engine (a long-lived sidecar) encrypts and decrypts; no key here."""
     if node.engine is None:
         raise PartyError(

@@ -72,7 +72,7 @@ class ClientStep:
                 plan.hub_holders, node.read_hub_ca(), node.read_credential(), hello, plan.suite.measure.timeout_s
             )
             self.hub.channel.record_to(plan.transcript(f"client-{party.index}-keys"))
-            self.cipher: Cipher = resolve(spec.flower_cipher or "")(plan, party.node, self.hub)
+            self.cipher: Cipher = resolve(spec.flower_cipher or "")(plan, party.node, self.hub, context.state)
         self.stype = CIPHER_STYPE if spec.encrypts else PLAIN_STYPE
 
     def close(self) -> None:

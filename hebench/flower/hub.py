@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -26,7 +27,7 @@ from hebench.fl.party import PartyContext
 from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
 from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message
-from hebench.results.records import HubNoteRecord, record_from_json
+from hebench.results.records import HubNoteRecord, KeyServiceRecord, record_from_json
 
 RUNTIME = "flower"
 CLIENT_RECORDS = ("party_round", "party_setup", "mask_agreement", "party_error")
@@ -46,12 +47,41 @@ class HubSettings:
     runtime: str = RUNTIME  # what the records say ran them (``flower-sim`` for the simulation engine)
 
 
+class KeyService:
+    """What the hub's doors sent of key sets, and the CPU it took; shared by the doors' threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.sets = {"secret": 0, "public": 0}
+        self.bytes_sent, self.cpu_s = 0, 0.0
+
+    def send(self, channel: Channel, which: str, key_set: bytes) -> None:
+        started = time.thread_time()
+        channel.send(Message("keys", {"secret": which == "secret"}, (key_set,)))
+        with self._lock:
+            self.sets[which] += 1
+            self.bytes_sent += len(key_set)
+            self.cpu_s += time.thread_time() - started
+
+    def record(self, config: str, runtime: str) -> KeyServiceRecord:
+        with self._lock:
+            return KeyServiceRecord(
+                config=config,
+                secret_sets=self.sets["secret"],
+                public_sets=self.sets["public"],
+                bytes_sent=self.bytes_sent,
+                cpu_s=self.cpu_s,
+                runtime=runtime,
+            )
+
+
 class Hub:
     def __init__(
         self, ctx: PartyContext, keys: EpochKeys, records: Any, tls: ssl.SSLContext | None, runtime: str = RUNTIME
     ) -> None:
         self.ctx, self.keys, self.records, self.tls, self.runtime = ctx, keys, records, tls, runtime
         self.clients_hold_keys = ctx.config.spec.key_holders is KeyHolders.CLIENTS
+        self.service = KeyService()
 
     def serve(self, listener: socket.socket, door: str, credential: bytes) -> None:
         while True:
@@ -83,14 +113,14 @@ class Hub:
         if msg.kind == "epoch":
             secret, public = self.keys.get(int(msg.meta["epoch"]))
             if door == "server":
-                channel.send(Message("keys", {"secret": False}, (public,)))  # never the secret set
+                self.service.send(channel, "public", public)  # never the secret set
             elif not self.clients_hold_keys:
                 raise PartyError(
                     f"a client asked for the secret key in {self.ctx.config.mode} mode",
                     "clients hold no keys in this mode: only the node's engine holds keys (set hebench-engine)",
                 )
             else:
-                channel.send(Message("keys", {"secret": True}, (secret,)))
+                self.service.send(channel, "secret", secret)
         elif msg.kind == "record":
             allowed = SERVER_RECORDS if door == "server" else CLIENT_RECORDS
             if msg.meta.get("kind") not in allowed:
@@ -99,6 +129,8 @@ class Hub:
             if msg.meta.get("kind") == "party_error":  # the runner's own message, not a record
                 self.records.put(fields)
                 return
+            if msg.meta.get("kind") == "flower_run":  # the run's last record: the key service's totals go first
+                self.records.put(self.service.record(self.ctx.config.label, self.runtime))
             try:
                 self.records.put(record_from_json(fields, strict=True))
             except RecordError as err:

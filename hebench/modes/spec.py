@@ -47,7 +47,7 @@ class ModeSpec:
     packings: tuple[str, ...]  # the update layouts this mode can send
     selective: bool  # may combine with a selective mask
     local_link: str  # "module:function": (party context, channels) -> Link, for the local runtime
-    flower_cipher: str | None  # "module:function": (plan, node, hub) -> Cipher, for Flower (None: not there)
+    flower_cipher: str | None  # "module:function": (plan, node, hub, node state) -> Cipher; None: not on Flower
     # the aggregator's half of a round, after "train": (aggregator, chosen, adapter) -> Collected
     aggregation: str = "hebench.fl.aggregator:sum_uploads"
     params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)

@@ -27,6 +27,7 @@ __all__ = [
     "EnvironmentRecord",
     "FlowerRunRecord",
     "HubNoteRecord",
+    "KeyServiceRecord",
     "KeygenRecord",
     "LibraryBenchmarkRecord",
     "MaskAgreementRecord",
@@ -270,6 +271,21 @@ class HubNoteRecord(Record):
 
     config: str
     problem: str
+    runtime: str | None = None
+
+
+@_register("key_service")
+@dataclass(frozen=True, kw_only=True)
+class KeyServiceRecord(Record):
+    """A Flower run's hub answering key requests (nodes and the server fetch key sets from it, where a local
+    key authority pushes them): one configuration's totals, written before its closing ``flower_run``."""
+
+    config: str
+    role: str = "key_authority"
+    secret_sets: int = 0  # secret key sets sent to clients (host-he)
+    public_sets: int = 0  # public key sets sent to the server
+    bytes_sent: int = 0  # the key sets' bytes
+    cpu_s: float = 0.0  # thread CPU time of answering them (key generation is in the keygen records)
     runtime: str | None = None
 
 

@@ -5,6 +5,7 @@ every round, and the simulated server never holds a secret key nor receives a pl
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,20 @@ def test_every_round_completes_with_records_marked_flower_sim(sim):
     assert len(servers) == 2 * ROUNDS and all(s["cpu_accounting"] == "thread" for s in servers)
     assert all(s["phases"]["aggregate"]["cpu_s"] > 0 and s["bytes_received"] > 0 for s in servers)
     assert (sim / "flower-logs" / "raw.log").stat().st_size > 0
+
+
+def test_the_hub_records_every_key_set_it_served(sim):
+    service = {r["config"]: r for r in _records(sim, "key_service")}
+    assert set(service) == {"raw", "host-he/tenseal-ckks"}
+    he = service["host-he/tenseal-ckks"]
+    # a node fetches its key set once per epoch and keeps it (its worker process may load it once more), where
+    # a fresh fetch per message would serve ROUNDS * (PER_ROUND + CLIENTS) = 16; the server fetches once
+    workers = min(len(os.sched_getaffinity(0)), CLIENTS)  # the simulation's Ray workers
+    assert CLIENTS <= he["secret_sets"] <= CLIENTS + workers < ROUNDS * (PER_ROUND + CLIENTS)
+    assert he["public_sets"] == 1
+    sizes = next(r["key_bytes"] for r in _records(sim, "keygen") if r["config"] == "host-he/tenseal-ckks")
+    assert he["bytes_sent"] == he["secret_sets"] * sizes["secret_set"] + sizes["public_set"]
+    assert he["cpu_s"] > 0 and he["role"] == "key_authority" and he["runtime"] == "flower-sim"
 
 
 def test_flower_sim_trains_the_clients_the_local_runtime_samples(sim, local):
