@@ -133,14 +133,30 @@ def _is_run(target: Path) -> bool:
     return target.is_dir() or target.suffix == ".jsonl"
 
 
+def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
+    """Refuse an option the ad-hoc view would not use (rather than ignore it)."""
+    view = values["view"]
+    if view not in ("raw", "he", "selective"):
+        raise ParameterError(f"--view '{view}' is not raw, he or selective", "pick one of those")
+    unused = []
+    if view != "selective":
+        selective_only = ("mask", "ratio", "layers", "attacker", "mask_source")
+        unused += [(n, "applies to --view selective") for n in _given(ctx, selective_only)]
+    elif values["mask"] != "layers":
+        unused += [(n, "applies to --mask layers") for n in _given(ctx, ("layers",))]
+    if values["local_steps"] is None:
+        unused += [(n, "applies with --local-steps") for n in _given(ctx, ("local_lr",))]
+    if unused:
+        name, why = unused[0]
+        raise ParameterError(f"{_option(name)} {why}, so it would be ignored here", f"drop {_option(name)}")
+
+
 def _ad_hoc_plans(values: dict[str, Any]) -> list[AttackPlan]:
     """One view described by the options (several attackers side by side under selective encryption)."""
     from hebench.inversion.evaluate import AttackPlan
     from hebench.suite import DataSpec, SelectiveSpec
 
     view = values["view"]
-    if view not in ("raw", "he", "selective"):
-        raise ParameterError(f"--view '{view}' is not raw, he or selective", "pick one of those")
     selective = None
     if view == "selective":
         selective = SelectiveSpec(  # type: ignore[arg-type]
@@ -233,6 +249,7 @@ def attack(
             raise ParameterError("--full runs suites/privacy-full.yaml and takes no SUITE or RUN", "drop one of them")
         target = FULL_SUITE
     if target is None:
+        _check_ad_hoc(ctx, values)
         plans = _ad_hoc_plans(values)
         out = out or Path("results/attack")
     elif _is_run(target):

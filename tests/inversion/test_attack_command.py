@@ -137,3 +137,15 @@ def test_a_recorded_plan_whose_view_no_longer_matches_is_refused(tmp_path):
     assert code == 2 and "host-he/tenseal-ckks" in output and "view raw" in output
     consistent = _run_folder(tmp_path / "ok", {"images": 1, "seeds": 1}, {"host-he/tenseal-ckks": ("he", 1.0)})
     assert _attack(str(consistent), "--dry-run", "--format", "json")[0] == 0
+
+
+def test_an_ad_hoc_option_the_view_would_not_use_is_refused(tmp_path):
+    cases = [
+        (["--view", "he", "--ratio", "0.5"], "--ratio applies to --view selective"),
+        (["--view", "selective", "--mask", "random", "--layers", "fc"], "--layers applies to --mask layers"),
+        (["--local-lr", "0.5"], "--local-lr applies with --local-steps"),
+    ]
+    for args, message in cases:
+        code, output, _ = _attack(*args, "--dry-run", "--out", str(tmp_path))
+        assert code == 2 and message in output, output
+    assert not (tmp_path / "attacks.jsonl").exists()
