@@ -7,6 +7,8 @@ the CPU wheel pinned in the install script.
 
 from __future__ import annotations
 
+import datetime
+
 import nox
 
 nox.options.default_venv_backend = "none"
@@ -34,6 +36,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The README's main job: the quickstart suite, then a quick look at this host's HE costs."""
-    session.run("hebench", "run", "suites/quickstart.yaml", "--out", "results/demo", *session.posargs)
+    """The README's main job: the quickstart suite (report in results/demo-DATE/), then this host's HE costs."""
+    out = f"results/demo-{datetime.datetime.now():%Y%m%d-%H%M%S}"  # a fresh folder: a rerun never meets an old one
+    session.run("hebench", "run", "suites/quickstart.yaml", "--out", out, *session.posargs)
     session.run("hebench", "compare", "libraries", "--sizes", "4096")

@@ -16,7 +16,16 @@ from hebench.crypto.registry import adapter_class
 from hebench.measure.environment import pin_threads
 
 DEFAULT_SIZES = (4096, 1_206_590)
-DEFAULT_ADAPTERS = ("plain", "paillier", "tenseal-ckks", "tenseal-bfv", "pyfhel-ckks", "pyfhel-bfv")
+DEFAULT_ADAPTERS = (
+    "plain",
+    "paillier",
+    "tenseal-ckks",
+    "tenseal-bfv",
+    "pyfhel-ckks",
+    "pyfhel-bfv",
+    "seal-bfv",  # compact HE (seeded symmetric BFV, packed values)
+    "seal-ckks",
+)
 
 
 def run_in_worker(plan: OperationPlan, threads: int = 1, timeout_s: float | None = None) -> dict[str, Any]:

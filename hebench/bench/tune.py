@@ -12,10 +12,12 @@ weighted sum, beside the stated precision. The Pareto set minimises bytes, CPU a
 
 from __future__ import annotations
 
+import heapq
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +25,9 @@ from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.compact_params import MAX_VALUES_PER_SLOT, SealBFVParams, bfv_layout
 from hebench.crypto.security import MAX_LOG_Q
 from hebench.errors import ParameterError
+
+if TYPE_CHECKING:
+    from hebench.suite import Suite
 
 BASELINE = {"ring_degree": 8192, "coeff_mod_bits": [60, 40, 40, 60], "scale_bits": 40}
 MEASURED_CLIENTS = 4  # distinct updates encrypted; the weights still assume `clients` summands
@@ -33,6 +38,11 @@ class Candidate:
     name: str
     adapter: str
     params: dict[str, Any]
+
+    @property
+    def short(self) -> str:
+        """The name without its ring degree (tables show N in a column of its own)."""
+        return self.name.split(" N=")[0]
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,57 @@ class Measurement:
     phases_s: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class SuiteTarget:
+    """What a suite asks of compact HE: values per update, clients per aggregate, and the headroom its FedAvg
+    weights need (``max_summands``)."""
+
+    suite: str
+    parameters: int
+    clients: int  # updates summed per round
+    headroom: int  # max_summands: the largest total of integer FedAvg weights a round can reach
+    samples: tuple[int, ...]  # each client's training samples (the FedAvg weights' numerators)
+    clip: float | None  # the suite's compact configurations' clip, if it has any
+
+
+def fedavg_headroom(samples: Sequence[int], per_round: int | None = None) -> int:
+    """``max_summands`` for exact FedAvg weights n_i / Σn over any ``per_round`` of these clients (all: None).
+
+    The weights of a round's clients S reduce to integers over Σ_S n / gcd_S(n); that total is at most the
+    ``per_round`` largest counts over the gcd of all counts (the README's rule: equal counts need the number
+    of clients, the quickstart's 480/479/479 need 1438).
+    """
+    counts = [int(n) for n in samples]
+    if not counts or min(counts) < 1:
+        raise ParameterError("every client needs at least one training sample", "check the suite's data section")
+    k = len(counts) if per_round is None else min(per_round, len(counts))
+    return sum(heapq.nlargest(k, counts)) // math.gcd(*counts)
+
+
+def suite_target(suite: Suite) -> SuiteTarget:
+    """Load the suite's data and model (as a run would) to size compact HE for it."""
+    from hebench.data.registry import load_federated
+    from hebench.models.registry import build_model, parameter_count
+
+    data = load_federated(suite.data, suite.seed)
+    suite = suite.with_clients(len(data.clients))
+    model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
+    samples = tuple(len(c) for c in data.clients)
+    per_round = suite.training.clients_per_round
+    clients = len(samples) if per_round is None else min(int(per_round), len(samples))
+    clips = [
+        float(c.params["clip"]) for c in suite.configurations if c.adapter.startswith("seal-") and "clip" in c.params
+    ]
+    return SuiteTarget(
+        suite.name,
+        parameter_count(model),
+        clients,
+        fedavg_headroom(samples, per_round),
+        samples,
+        max(clips) if clips else None,
+    )
+
+
 def model_parameters(model: str) -> int:
     """Parameter count of a model hebench builds (28x28 inputs, 62 classes as FEMNIST; mlp: 10)."""
     from hebench.models.registry import build_model, parameter_count
@@ -60,10 +121,15 @@ def model_parameters(model: str) -> int:
     return parameter_count(build_model(model, shape, classes))
 
 
-def candidates(bits: list[int], clients: int, clip: float, security: int, baseline: bool) -> list[Candidate]:
+def candidates(
+    bits: list[int], clients: int, clip: float, security: int, baseline: bool, headroom: int | None = None
+) -> list[Candidate]:
+    """Candidate sets for ``clients`` updates per aggregate, ``headroom`` (default: ``clients``) the
+    ``max_summands`` their FedAvg weights need."""
     out = []
+    summands = headroom or clients
     for b in bits:
-        common = {"bits": b, "clip": clip, "max_summands": clients, "security_level": security}
+        common = {"bits": b, "clip": clip, "max_summands": summands, "security_level": security}
         best = bfv_layout(SealBFVParams(**common)).values_per_slot
         for vps in range(1, MAX_VALUES_PER_SLOT + 1):
             try:
@@ -79,18 +145,28 @@ def candidates(bits: list[int], clients: int, clip: float, security: int, baseli
                 out.append(Candidate(f"seal-bfv {b}-bit x{best} N={ring}", "seal-bfv", params))
         out.append(Candidate(f"seal-ckks {b}-bit", "seal-ckks", common))
     if baseline:
-        out.append(Candidate("tenseal-ckks N=8192", "tenseal-ckks", {**BASELINE, "max_summands": clients}))
+        out.append(Candidate("tenseal-ckks N=8192", "tenseal-ckks", {**BASELINE, "max_summands": summands}))
     return out
 
 
-def measure(candidate: Candidate, values: int, clients: int, clip: float, seed: int = 0) -> Measurement:
+def round_weights(clients: int, samples: Sequence[int] | None = None) -> list[float]:
+    """FedAvg weights of the first (up to 4) updates measured: equal shares of ``clients``, or with sample
+    counts those of the round of the ``clients`` largest counts (the one that needs the most headroom)."""
+    if samples is None:
+        return [1.0 / clients] * min(clients, MEASURED_CLIENTS)
+    chosen = heapq.nlargest(clients, samples)
+    total = sum(chosen)
+    return [n / total for n in chosen[:MEASURED_CLIENTS]]
+
+
+def measure(candidate: Candidate, values: int, weights: Sequence[float], clip: float, seed: int = 0) -> Measurement:
+    """Encrypt ``len(weights)`` updates, sum them with those FedAvg weights and public keys only, decrypt."""
     rng = np.random.default_rng(seed)
     holder = create_adapter(candidate.adapter, candidate.params)
     holder.keygen()
     public = load_adapter(holder.export_keys(secret=False))
-    k = min(clients, MEASURED_CLIENTS)
+    k = len(weights)
     xs = [rng.uniform(-clip, clip, values) for _ in range(k)]
-    weight = 1.0 / clients
     cpu: dict[str, float] = {}
 
     def timed(phase: str, fn: Callable[[], Any]) -> Any:
@@ -101,12 +177,12 @@ def measure(candidate: Candidate, values: int, clients: int, clip: float, seed: 
 
     blobs = [timed("encrypt", lambda x=x: holder.serialize(holder.encrypt(x))) for x in xs]
     total = None
-    for blob in blobs:
-        term = timed("aggregate", lambda b=blob: public.multiply_plain(public.deserialize(b), weight))
+    for blob, weight in zip(blobs, weights, strict=True):
+        term = timed("aggregate", lambda b=blob, w=weight: public.multiply_plain(public.deserialize(b), w))
         total = term if total is None else timed("aggregate", lambda t=total, u=term: public.add(t, u))
     aggregate = timed("aggregate", lambda: public.serialize(total))
     got = timed("decrypt", lambda: holder.decrypt(holder.deserialize(aggregate)))
-    want = sum(weight * x for x in xs)
+    want = sum(w * x for w, x in zip(weights, xs, strict=True))
     info = holder.info()
     layout = info.params.get("layout", {})
     per_client = cpu["encrypt"] / k + cpu["aggregate"] / k + cpu["decrypt"]
@@ -153,20 +229,26 @@ def tune(
     baseline: bool = True,
     on_start: Callable[[Candidate, int], None] | None = None,
     on_done: Callable[[Measurement], None] | None = None,
+    headroom: int | None = None,
+    samples: Sequence[int] | None = None,
 ) -> list[Measurement]:
     """Measure every candidate on ``min(parameters, sample)`` values; per-value figures hold for any size.
 
-    ``on_start(candidate, total)`` and ``on_done(measurement)`` report progress.
+    ``clients`` updates per aggregate; ``headroom`` (default: ``clients``) is the ``max_summands`` written;
+    with ``samples`` (each client's count) the updates are weighed as FedAvg weighs them, so a headroom too
+    small for those weights fails here, not in a run. ``on_start(candidate, total)`` and
+    ``on_done(measurement)`` report progress.
     """
     if clients < 1 or parameters < 1:
         raise ParameterError("clients and parameters must be positive", "pass --clients N and a model or --parameters")
     values = min(parameters, sample)
-    todo = candidates(bits, clients, clip, security, baseline)
+    todo = candidates(bits, clients, clip, security, baseline, headroom)
+    weights = round_weights(clients, samples)
     results = []
     for cand in todo:
         if on_start is not None:
             on_start(cand, len(todo))
-        results.append(measure(cand, values, clients, clip))
+        results.append(measure(cand, values, weights, clip))
         if on_done is not None:
             on_done(results[-1])
     return pareto(results)

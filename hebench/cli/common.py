@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import typer
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from hebench.errors import HebenchError, ParameterError
@@ -29,25 +30,31 @@ class OutputFormat(str, Enum):
 
 def handle_errors(fn: F) -> F:
     """Turn a typed hebench error into one clear message and an exit code."""
+    return _guarded(fn, "")
 
+
+def handle_run_errors(fn: F) -> F:
+    """:func:`handle_errors` for commands that write results as they go: the message says they are kept."""
+    return _guarded(fn, "; results already written are kept")
+
+
+def _guarded(fn: F, kept: str) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except HebenchError as err:
-            err_console.print(f"[bold red]error:[/] {err.problem}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {escape(err.problem)}", highlight=False)
             if err.fix:
-                err_console.print(f"[bold]fix:[/] {err.fix}", highlight=False)
+                err_console.print(f"[bold]fix:[/] {escape(err.fix)}", highlight=False)
             raise typer.Exit(err.exit_code) from None
         except OSError as err:  # a file or folder the command cannot use; what was written stays
             where = f" ({err.filename})" if err.filename else ""
-            err_console.print(f"[bold red]error:[/] {err.strerror or err}{where}", highlight=False)
-            err_console.print(
-                "[bold]fix:[/] check that path and its permissions; results already written are kept", highlight=False
-            )
+            err_console.print(f"[bold red]error:[/] {escape(str(err.strerror or err))}{escape(where)}", highlight=False)
+            err_console.print(f"[bold]fix:[/] check that path and its permissions{kept}", highlight=False)
             raise typer.Exit(5) from None
         except KeyboardInterrupt:
-            err_console.print("[yellow]interrupted:[/] results already written are kept")
+            err_console.print(f"[yellow]interrupted[/]{kept}", highlight=False)
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
@@ -67,9 +74,34 @@ def progress_bar(quiet: bool) -> Progress:
     )
 
 
+def fit(label: str, width: int) -> str:
+    """``label`` whole when it fits ``width`` characters, else its middle elided (progress lines only)."""
+    if len(label) <= width:
+        return label
+    keep = max(width - 1, 2)
+    return label[: (keep + 1) // 2] + "…" + label[len(label) - keep // 2 :]
+
+
+def round_text(
+    config: str, round_index: int, rounds: int, accuracy: float | None, width: int, elapsed: str | None = None
+) -> str:
+    """``config: round r/n  accuracy a  elapsed t`` in at most ``width`` columns: shorter words first, then
+    the label elided in the middle."""
+    acc = "" if accuracy is None else f"{accuracy:.3f}"
+    long = f"round {round_index}/{rounds}" + (f"  accuracy {acc}" if acc else "")
+    short = f"round {round_index}/{rounds}" + (f" acc {acc}" if acc else "")
+    if elapsed:
+        long, short = f"{long}  elapsed {elapsed}", f"{short} {elapsed}"
+    for words in (long, short):
+        if len(config) + 2 + len(words) <= width:
+            return f"{config}: {words}"
+    return f"{fit(config, width - len(short) - 2)}: {short}"
+
+
 class RoundLines:
     """One plain line per completed round when the output is not a terminal (CI, nohup), where the
-    progress bar shows nothing: configuration, round, accuracy, time since the run started."""
+    progress bar shows nothing: configuration, round, accuracy, time since the run started; each line
+    fits the console's width."""
 
     def __init__(self, rounds: int, out: Console) -> None:
         self.rounds, self.out = rounds, out
@@ -80,15 +112,16 @@ class RoundLines:
         """Print ``event`` (a runner's ``RunEvent``) if it completes a round or starts a configuration."""
         if not self.enabled:
             return
-        elapsed = f"{time.monotonic() - self.start:.1f} s"
+        elapsed = f"{time.monotonic() - self.start:.1f}"
+        width = self.out.width
         if event.round is None:
             what = "skipped (already complete)" if event.skipped else "starting"
-            self.out.print(f"{event.config}: {what}  elapsed {elapsed}", soft_wrap=True, highlight=False, markup=False)
-            return
-        acc = (event.record or {}).get("accuracy")
-        line = f"{event.config}: round {event.round + 1}/{self.rounds}"
-        line += f"  accuracy {acc:.3f}" if acc is not None else ""
-        self.out.print(f"{line}  elapsed {elapsed}", soft_wrap=True, highlight=False, markup=False)
+            tail = f": {what}  elapsed {elapsed} s"
+            line = f"{fit(event.config, width - len(tail))}{tail}"
+        else:
+            acc = (event.record or {}).get("accuracy")
+            line = round_text(event.config, event.round + 1, self.rounds, acc, width, f"{elapsed} s")
+        self.out.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
 def split_list(value: str | None) -> list[str]:

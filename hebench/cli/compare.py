@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import typer
 from rich import box
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 from typer.core import TyperGroup
 
 from hebench.bench.libraries import DEFAULT_ADAPTERS, DEFAULT_SIZES, calibration, compare
@@ -25,10 +27,15 @@ from hebench.results.compare_runs import ALPHA, ConfigComparison, MetricComparis
 
 
 class _RunsByDefault(TyperGroup):
-    """``compare A B`` is ``compare runs A B``: a first argument that names no subcommand is a run folder."""
+    """``compare A B`` is ``compare runs A B``: a first argument that names no subcommand is a run folder,
+    unless no such path exists and it is close to a subcommand's name (``compare librarie``)."""
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        first = args[0] if args else ""
+        if first and first not in self.commands and not first.startswith("-"):
+            typo = get_close_matches(first, list(self.commands), n=1, cutoff=0.6)
+            if typo and not Path(first).exists():
+                raise click.UsageError(f"No such command or run folder '{first}'. Did you mean '{typo[0]}'?", ctx)
             return "runs", self.commands["runs"], args
         return super().resolve_command(ctx, args)
 
@@ -42,55 +49,92 @@ app = typer.Typer(
 
 def _us(seconds: float) -> str:
     us = seconds * 1e6
-    return f"{us:,.3g}" if us < 1000 else f"{us:,.0f}"
+    if us >= 1000:
+        return f"{us:,.0f}"
+    return f"{us:.3g}" if us >= 1 else f"{us:.2g}"  # at most 6 characters
+
+
+def _narrow(title: str, columns: tuple[str, ...]) -> Table:
+    """A table for 80 columns: adapter names and numbers never cut or wrapped."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True, title_justify="left")
+    for col in columns:
+        table.add_column(col, justify="left" if col == "adapter" else "right", no_wrap=True)
+    return table
+
+
+def _values(r: dict) -> str:
+    return f"{r['size']:,}" + ("*" if r["extrapolated"] else "")
+
+
+TIME_OPERATIONS = ("encrypt", "decrypt", "add", "multiply_plain", "serialize", "deserialize")
 
 
 def _time_table(results: list[dict]) -> Table:
-    table = Table(title="µs per value (median wall time; CPU time in --format json)")
-    for col in ("adapter", "values", "encrypt", "decrypt", "add", "×plain", "serialize", "deserialize"):
-        table.add_column(col, justify="left" if col == "adapter" else "right")
+    table = _narrow(
+        "µs per value (median wall time; CPU time in --format json)",
+        ("adapter", "values", "encrypt", "decrypt", "add", "scalar\nmult.", "serial-\nize", "deseri-\nalize"),
+    )
     for r in results:
         ops = r["operations"]
         cells = []
-        for name in ("encrypt", "decrypt", "add", "multiply_plain", "serialize", "deserialize"):
+        for name in TIME_OPERATIONS:
             flag = "[yellow]![/]" if ops[name]["wall_s"]["unstable"] else ""
             cells.append(_us(ops[name]["wall_s_per_value"]) + flag)
-        values = f"{r['size']:,}" + ("*" if r["extrapolated"] else "")
-        table.add_row(r["adapter"], values, *cells)
+        table.add_row(r["adapter"], _values(r), *cells)
     return table
 
 
 def _size_table(results: list[dict]) -> Table:
-    table = Table(title="bytes, keys, precision, memory")
-    for col in (
-        "adapter",
-        "values",
-        "sec bits",
-        "slots",
-        "B/value",
-        "×f32",
-        "keygen s",
-        "pk+ctx MB",
-        "max err",
-        "RSS MiB",
-    ):
-        table.add_column(col, justify="left" if col == "adapter" else "right")
+    table = _narrow(
+        "bytes and keys",
+        ("adapter", "values", "sec\nbits", "slots", "B/value", "×f32", "keygen\ns", "pk+ctx\nMB"),
+    )
     for r in results:
-        err, b = r["error"], r["bytes"]
-        mark = "[green]✓[/]" if err["within_precision"] else "[red]✗[/]"
+        b = r["bytes"]
         table.add_row(
             r["adapter"],
-            f"{r['size']:,}",
+            _values(r),
             str(r["info"]["security_bits"]),
-            str(r["info"]["slots"]),
+            f"{r['info']['slots']:,}",
             f"{b['fresh_per_value']:.1f}",
             f"{b['expansion_over_float32']:.1f}",
             f"{r['operations']['keygen']['wall_s']['median']:.3f}",
             f"{b['public_keys'] / 1e6:.2f}",
-            f"{err['max_abs']:.1e}{mark}",
+        )
+    return table
+
+
+def _precision_table(results: list[dict]) -> Table:
+    table = _narrow(
+        f"precision of a weighted sum of {results[0]['error']['clients']} vectors, and memory" if results else "",
+        ("adapter", "values", "max error", "stated", "within", "peak RSS\nMiB"),
+    )
+    for r in results:
+        err = r["error"]
+        table.add_row(
+            r["adapter"],
+            _values(r),
+            f"{err['max_abs']:.2e}",
+            f"{err['stated_precision']:.2e}",
+            "[green]yes[/]" if err["within_precision"] else "[red]no[/]",
             f"{r['peak_rss_bytes'] / 2**20:.0f}",
         )
     return table
+
+
+def print_library_tables(results: list[dict]) -> None:
+    """The three tables of ``compare libraries`` and what their marks mean (80 columns)."""
+    for table in (_time_table(results), _size_table(results), _precision_table(results)):
+        console.print(table)
+        console.print()
+    console.print(
+        "[dim]scalar mult.: multiply a ciphertext by a plaintext scalar (the FedAvg weight); "
+        "×f32: bytes per value against a float32[/]"
+    )
+    if any(r["extrapolated"] for r in results):
+        console.print("[dim]* measured on a prefix of whole ciphertexts (see measured_values); costs are per value[/]")
+    if any(m["wall_s"]["unstable"] for r in results for m in r["operations"].values()):
+        console.print("[yellow]![/] unstable: spread above 10 % of the median; rerun on a quieter machine")
 
 
 @app.command("libraries")
@@ -174,12 +218,7 @@ def libraries(
     if fmt is OutputFormat.json:
         print_json({"environment": environment, "results": results})
         return
-    console.print(_time_table(results))
-    console.print(_size_table(results))
-    if any(r["extrapolated"] for r in results):
-        console.print("[dim]* measured on a prefix of whole ciphertexts (see measured_values); costs are per value[/]")
-    if any(m["wall_s"]["unstable"] for r in results for m in r["operations"].values()):
-        console.print("[yellow]![/] unstable: spread above 10 % of the median; rerun on a quieter machine")
+    print_library_tables(results)
     cyc = environment["cycles"]
     console.print(f"[dim]cycles: {'perf_event' if cyc['available'] else 'not recorded — ' + cyc['reason']}[/]")
 
@@ -218,8 +257,13 @@ def runs(
         return
     console.print(f"A = {run_a}", soft_wrap=True, highlight=False)
     console.print(f"B = {run_b}", soft_wrap=True, highlight=False)
-    for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if result.warnings:
+        warnings = Table.grid(padding=(0, 1))  # a long warning wraps under its own text, not under the tag
+        warnings.add_column(no_wrap=True)
+        warnings.add_column()
+        for warning in result.warnings:
+            warnings.add_row("[yellow]warning:[/]", Text(warning))
+        console.print(warnings)
     for config in result.configs:
         console.print(f"\n[bold]{config.config}[/]", soft_wrap=True, highlight=False)
         if config.only_in:

@@ -10,8 +10,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColu
 from rich.table import Table
 
 from hebench.cli.common import console, handle_errors
-from hebench.data.fetch import fetch
-from hebench.data.registry import list_datasets
+from hebench.data.fetch import fetch, fetchable
 
 app = typer.Typer(help="List and fetch datasets.", no_args_is_help=True)
 
@@ -20,6 +19,8 @@ app = typer.Typer(help="List and fetch datasets.", no_args_is_help=True)
 @handle_errors
 def list_() -> None:
     """Each dataset, whether it is present, and how to get it."""
+    from hebench.data.registry import list_datasets  # imports torch
+
     table = Table(title="datasets")
     for col in ("dataset", "present", "where", "how to get it"):
         table.add_column(col)
@@ -36,6 +37,7 @@ def fetch_(
     base_url: str | None = typer.Option(None, help="fetch the card's files from this mirror instead"),
 ) -> None:
     """Download a dataset into the cache (checksummed, resumable), or register a local copy."""
+    fetchable(name, path)  # a wrong name or path is said before any progress display
     with Progress(BarColumn(), DownloadColumn(), TransferSpeedColumn(), console=console, transient=True) as progress:
         task = progress.add_task("download", total=None)
         target = fetch(name, path, lambda done, total: progress.update(task, completed=done, total=total), base_url)

@@ -8,7 +8,7 @@ import typer
 
 from hebench.cli.common import console, handle_errors
 from hebench.errors import ParameterError
-from hebench.report.build import build_report
+from hebench.results.reader import read_hebench_records
 
 
 @handle_errors
@@ -19,5 +19,9 @@ def report(
     """Write an offline HTML report (figures inline; PNG, SVG and CSV beside it)."""
     if output.suffix.lower() not in (".html", ".htm"):
         raise ParameterError(f"output {output} should end in .html", "pass e.g. -o reports/NAME.html")
+    for path in results:  # a missing or foreign input is refused before anything is written
+        read_hebench_records(path)
+    from hebench.report.build import build_report
+
     path = build_report(results, output)
     console.print(f"report: {path}  (figures and tables in {path.parent / (path.stem + '_files')})")

@@ -6,21 +6,30 @@ import datetime as dt
 import os
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from hebench.cli.common import OutputFormat, RoundLines, console, err_console, handle_errors, print_json, progress_bar
-from hebench.cli.legend import label_keys, print_legend
-from hebench.cli.summary import print_summary
+from hebench.cli.common import (
+    OutputFormat,
+    RoundLines,
+    console,
+    err_console,
+    fit,
+    handle_run_errors,
+    print_json,
+    progress_bar,
+    round_text,
+)
+from hebench.cli.show import print_run_view, run_view
 from hebench.errors import ParameterError
-from hebench.results import read_records
-from hebench.results.calibration import read_calibration
-from hebench.results.load_flags import load_notes
-from hebench.results.records import AttackSummaryRecord, RunRecord
-from hebench.results.run_folder import RunFolder
-from hebench.results.summary import summarize_run
-from hebench.runtime.runner import RunEvent, Runner
+from hebench.results.run_folder import RunFolder, unused_name
 from hebench.suite import Suite, load_suite
+
+if TYPE_CHECKING:
+    from hebench.runtime.runner import RunEvent, Runner
+
+PROGRESS_TEXT = 44  # columns the progress bar's description may take (bar, counts and time beside it)
 
 
 def check_writable(run_dir: Path) -> None:
@@ -47,7 +56,27 @@ class Engine(str, Enum):
     flower_sim = "flower-sim"
 
 
+def report_path(run_dir: Path, chosen: Path | None) -> tuple[Path, str | None]:
+    """Where the run's report goes, and a note when the default name was taken; an existing ``chosen`` file is
+    refused before the run starts (a report is never overwritten)."""
+    if chosen is not None:
+        if chosen.suffix.lower() not in (".html", ".htm"):
+            raise ParameterError(f"--report {chosen} should end in .html", "pass e.g. --report reports/NAME.html")
+        if chosen.exists():
+            raise ParameterError(
+                f"--report {chosen} already exists and would be overwritten",
+                "choose another file, or move that one away first",
+            )
+        return chosen, None
+    default = RunFolder(run_dir).report
+    path = unused_name(default)
+    note = None if path == default else f"{default} is kept (an earlier report of this run); this one is {path.name}"
+    return path, note
+
+
 def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path, on_event) -> Runner:
+    from hebench.runtime.runner import Runner
+
     if engine is not Engine.flower and federation is not None:
         raise ParameterError("--federation needs --engine flower", "add --engine flower")
     if engine is Engine.hebench:
@@ -65,14 +94,17 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
     return Runner(suite, run_dir, on_event, FlowerRuntime(Federation.load(federation) if federation else None))
 
 
-@handle_errors
+@handle_run_errors
 def run(
     suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
     out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>-<date-time>)"),
     set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
-    report: bool = typer.Option(True, "--report/--no-report", help="write reports/<suite>.html at the end"),
+    report: Path | None = typer.Option(
+        None, "--report", help="HTML report file (default: report.html in the run folder; never overwritten)"
+    ),
+    no_report: bool = typer.Option(False, "--no-report", help="write no HTML report"),
     engine: Engine = typer.Option(
         Engine.hebench,
         help="hebench: local processes; flower: Flower's deployment engine; flower-sim: its simulation engine",
@@ -87,8 +119,11 @@ def run(
         raise ParameterError(
             "--resume needs the folder of the run to continue", "pass --out results/NAME-DATE --resume"
         )
+    if no_report and report is not None:
+        raise ParameterError("--report and --no-report contradict each other", "drop one of them")
     run_dir = out or Path("results") / f"{suite.name}-{dt.datetime.now():%Y%m%d-%H%M%S}"
     check_writable(run_dir)
+    target, report_note = (None, None) if no_report else report_path(run_dir, report)
     total = len(suite.configurations) * suite.training.rounds
     lines = RoundLines(suite.training.rounds, err_console if fmt is OutputFormat.json else console)
     with progress_bar(fmt is OutputFormat.json or lines.enabled) as progress:
@@ -99,48 +134,32 @@ def run(
             if event.round is None:
                 if event.skipped:
                     progress.advance(task, suite.training.rounds)
-                progress.update(task, description=f"{event.config}: {'done' if event.skipped else 'keys, start-up'}")
+                what = "done" if event.skipped else "keys, start-up"
+                progress.update(task, description=f"{fit(event.config, PROGRESS_TEXT - len(what) - 2)}: {what}")
                 return
             acc = (event.record or {}).get("accuracy")
-            progress.update(
-                task,
-                description=f"{event.config}: round {event.round + 1}/{suite.training.rounds}"
-                + (f" acc {acc:.3f}" if acc is not None else ""),
-            )
+            text = round_text(event.config, event.round + 1, suite.training.rounds, acc, PROGRESS_TEXT)
+            progress.update(task, description=text)
             progress.advance(task)
 
         results = _runner(engine, federation, suite, run_dir, on_event).run(resume=resume)
-    calibration = read_calibration(suite.offload.calibration, RunFolder.of(results))
-    records = read_records(results).records
-    rows = summarize_run(records, calibration.data)
-    run_record = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
-    notes = [*load_notes(run_record, rows), *([calibration.note] if calibration.note else [])]
-    report_path = None
-    if report:
+    view = run_view(results)
+    if target is not None:
         from hebench.report.build import build_report
 
-        report_path = build_report([run_dir], Path("reports") / f"{suite.name}.html")
+        target = build_report([run_dir], target)
     if fmt is OutputFormat.json:
         print_json(
             {
-                "results": str(results),
+                **view.to_json(),
                 "suite_hash": suite.digest(),
-                "summary": [r.to_json() for r in rows],
-                "notes": notes,
-                "report": str(report_path) if report_path else None,
+                "report": str(target) if target else None,
+                "report_note": report_note,
             }
         )
         return
-    keys = print_summary(console, rows, notes)
-    attacks = [r.to_json() for r in records if isinstance(r, AttackSummaryRecord)]
-    if attacks:
-        from hebench.cli.attack import attack_table
-
-        plans = [a["plan"] for a in attacks]
-        if not all(p in keys for p in plans):  # plans beyond the configurations: keys of their own
-            keys = label_keys(plans)
-            print_legend(console, keys)
-        console.print(attack_table(attacks, keys))
-    console.print(f"[dim]records: {results}[/]")
-    if report_path:
-        console.print(f"report: {report_path}")
+    print_run_view(console, view)
+    if target is not None:
+        console.print(f"report: {target}", highlight=False, soft_wrap=True)
+        if report_note:
+            console.print(f"[yellow]note:[/] {report_note}", highlight=False)

@@ -10,7 +10,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from hebench.data.cache import cache_dir, card
+from hebench.data.cache import CARDS, cache_dir, card
 from hebench.errors import DatasetError
 
 Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
@@ -73,7 +73,7 @@ def fetch(name: str, path: Path | None = None, progress: Progress | None = None,
     checked against the card's checksum and extracted). ``base_url`` replaces
     the card's host (mirrors, tests).
     """
-    spec = card(name)
+    spec = fetchable(name, path)
     target = cache_dir() / name
     target.mkdir(parents=True, exist_ok=True)
     for entry in spec.get("files", []):
@@ -92,6 +92,38 @@ def fetch(name: str, path: Path | None = None, progress: Progress | None = None,
         if entry.get("extract") == "tar":
             extract_tar(archive, target)
     return target
+
+
+def fetchable(name: str, path: Path | None = None) -> dict:
+    """The card of a dataset ``fetch`` can get (from ``path`` when given); otherwise a :class:`DatasetError`
+    saying why not and how that dataset is obtained."""
+    if name in ("digits", "natural"):
+        raise DatasetError(
+            f"{name} ships with scikit-learn: there is nothing to fetch", f"use it as is (data.dataset: {name})"
+        )
+    through_torchvision = (card("torchvision").get("datasets") or {}) if (CARDS / "torchvision.yaml").is_file() else {}
+    if name in through_torchvision:
+        cls = through_torchvision[name].get("class", name)
+        raise DatasetError(
+            f"{name} is loaded through torchvision when a suite runs, not fetched by this command",
+            f"run the suite with --set data.download=true where the network allows, or --set data.path=DIR "
+            f"for a folder that holds torchvision's {cls} files",
+        )
+    if not (CARDS / f"{name}.yaml").is_file():
+        raise DatasetError(
+            f"no dataset '{name}' to fetch: this command downloads femnist",
+            "`hebench datasets list` shows every dataset and how to get it",
+        )
+    spec = card(name)
+    if not spec.get("files"):
+        raise DatasetError(f"{name} has nothing to download", "`hebench datasets list` says how to get it")
+    if path is not None and not Path(path).exists():
+        archives = ", ".join(e["url"].rsplit("/", 1)[-1] for e in spec["files"])
+        raise DatasetError(
+            f"--path {path} does not exist",
+            f"pass the folder of a local {name} copy (LEAF JSON or TFF files), or the original archive ({archives})",
+        )
+    return spec
 
 
 def _link_folder(source: Path, target: Path) -> None:

@@ -5,17 +5,20 @@ batch sizes × threat models); records, summaries and PNG grids."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hebench.errors import ParameterError
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.modes import AttackerView
 from hebench.results import ResultWriter
+from hebench.results.reader import read_hebench_records
+from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
 from hebench.results.run_folder import safe_label
-from hebench.suite import Configuration, SelectiveSpec, Suite
+from hebench.suite import Configuration, SelectiveSpec, Suite, parse_suite
 
 # Which published setting each attacker corresponds to (shown beside the figures).
 ATTACKER_NOTES = {
@@ -58,7 +61,8 @@ def _suffix(spec: Any, attacker: str, source: str, mask: str | None, batch: int,
     return "".join(f"/{p}" for p in parts)
 
 
-def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
+def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[str] | None = None) -> list[AttackPlan]:
+    """The suite's attack plans; ``configurations`` (labels) limits the per-configuration plans to those."""
     spec = suite.privacy
     if spec is None:
         return []
@@ -88,6 +92,8 @@ def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
                 for config in suite.configurations:
                     if config.tee is not None:  # a modelled row: its leakage is not modelled, so not attacked
                         continue
+                    if configurations is not None and config.label not in configurations:
+                        continue
                     view, selective = view_of(config)
                     seen = {**common, "clients": clients_seen(suite, config, threat.clients)}
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):
@@ -114,6 +120,56 @@ def plans_for(suite: Suite, dry_run: bool = False) -> list[AttackPlan]:
                                 )
                             )
     return plans
+
+
+@dataclass(frozen=True)
+class RecordedPlans:
+    """The attack plans of an existing run, rebuilt from what its folder recorded."""
+
+    suite: Suite  # the run's recorded suite, overrides applied
+    plans: list[AttackPlan]
+    notes: list[str]  # what differs from the run's own campaign (skipped configurations, plans not rebuilt)
+
+
+def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = False) -> RecordedPlans:
+    """Rebuild the views a run's aggregators saw from its records: the suite its ``run`` record holds (the
+    validated suite the runner used, ``data.clients`` resolved), its configurations that ran (their
+    ``configuration`` records) and, where the run attacked already, a check that each rebuilt plan has the view
+    and encrypted ratio its ``attack_summary`` recorded. ``overrides`` (``privacy.*=…``) change how to attack,
+    never what was seen."""
+    records = read_hebench_records(path).records
+    run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
+    if run is None:
+        raise ParameterError(
+            f"{path} holds no run record, so its suite and views are unknown",
+            "pass a run folder written by `hebench run`, or the suite file itself",
+        )
+    raw = dict(run.suite)
+    default_privacy = raw.get("privacy") is None
+    if default_privacy:
+        raw["privacy"] = {}
+    suite = parse_suite(raw, f"{path} (recorded suite)", list(overrides))
+    ran = [c.config for c in records if isinstance(c, ConfigurationRecord)]
+    plans = plans_for(suite, dry_run, configurations=set(ran))
+    notes = []
+    if default_privacy:
+        notes.append("the run had no privacy section: its configurations' views are attacked with the defaults")
+    missing = [c.label for c in suite.configurations if c.label not in ran and c.tee is None]
+    if missing:
+        notes.append(f"not attacked, the run has no records of them: {', '.join(missing)}")
+    by_name = {p.name: p for p in plans}
+    for summary in (r for r in records if isinstance(r, AttackSummaryRecord)):
+        plan = by_name.get(summary.plan)
+        if plan is None:
+            continue
+        ratio = plan.selective.ratio if plan.selective else (1.0 if plan.view == "he" else 0.0)
+        if plan.view != summary.view or abs(ratio - summary.ratio) > 1e-12:
+            raise ParameterError(
+                f"the run attacked '{summary.plan}' as view {summary.view} ({summary.ratio:g} encrypted), "
+                f"but its recorded suite now gives view {plan.view} ({ratio:g} encrypted)",
+                "attack it with the hebench version that wrote the run, or rerun the suite",
+            )
+    return RecordedPlans(suite, plans, notes)
 
 
 def _same_attack(plan: AttackPlan) -> AttackPlan:

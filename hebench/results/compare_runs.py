@@ -14,10 +14,10 @@ from pathlib import Path
 
 from hebench.errors import ParameterError
 from hebench.measure.environment import comparable
-from hebench.results.load_flags import load_notes
-from hebench.results.reader import read_records
+from hebench.results.load_flags import party_processes, usable_cores
+from hebench.results.reader import read_hebench_records
 from hebench.results.records import Record, RunFailedRecord, RunRecord
-from hebench.results.run_folder import RunFolder
+from hebench.results.run_folder import results_file
 from hebench.results.suite_diff import suite_differences
 from hebench.results.summary import SummaryRow, summarize_run
 
@@ -67,6 +67,7 @@ class _Run:
     name: str
     records: tuple[Record, ...]
     rows: tuple[SummaryRow, ...]
+    file: Path
 
     @property
     def run(self) -> RunRecord | None:
@@ -75,13 +76,9 @@ class _Run:
 
 
 def _load(path: Path) -> _Run:
-    file = RunFolder(path).results if path.is_dir() else path
-    if not file.exists():
-        raise ParameterError(
-            f"{path} holds no results ({file} does not exist)", "pass two run folders written by `hebench run`"
-        )
-    records = tuple(read_records(file).records)
-    return _Run(path.name if path.is_dir() else path.stem, records, tuple(summarize_run(records)))
+    records = tuple(read_hebench_records(path).records)
+    name = path.name if path.is_dir() else path.stem
+    return _Run(name, records, tuple(summarize_run(records)), results_file(path))
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, str]:
@@ -104,12 +101,46 @@ def _metric(name: str, unit: str, mean: str, series: str, ra: SummaryRow, rb: Su
     return MetricComparison(name, unit, a, b, b / a if a else None, p, verdict)
 
 
+def contention(run: _Run) -> str | None:
+    """Why ``run``'s wall times include waiting for a core, in a few words (None: they do not)."""
+    record = run.run
+    cores = usable_cores(record.environment) if record else None
+    if record is None or not cores:
+        return None
+    clients = int(record.data.get("clients") or (record.suite.get("data") or {}).get("clients") or 0)
+    loads = [r.load_avg_max for r in run.rows if r.load_avg_max is not None]
+    loads += [v for v in (record.environment.get("load_avg") or [None])[:1] if v is not None]
+    processes = [
+        party_processes(r, record.suite, clients, cores) for r in run.rows if r.runtime != "flower" and clients
+    ]
+    parts = []
+    if loads and max(loads) > cores:
+        parts.append(f"load up to {max(loads):.1f}")
+    if processes and max(processes) > cores:
+        parts.append(f"up to {max(processes)} party processes")
+    return f"{' and '.join(parts)} on {cores} cores" if parts else None
+
+
+def _contention_warning(a: _Run, b: _Run) -> str | None:
+    """One warning for both runs' CPU contention (each run's own load notes say it per configuration)."""
+    ca, cb = contention(a), contention(b)
+    if ca is None and cb is None:
+        return None
+    if ca == cb:
+        where = f"A and B ({ca})"
+    else:
+        where = " and ".join(f"{tag} ({c})" for tag, c in (("A", ca), ("B", cb)) if c is not None)
+    return f"wall times include waiting for a core in {where}: compare CPU times, or rerun on a quieter machine"
+
+
 def metadata_warnings(a: _Run, b: _Run) -> list[str]:
-    """What makes the two runs' figures not directly comparable (checked before any ratio)."""
+    """What makes the two runs' figures not directly comparable (checked before any ratio); each said once."""
     ra, rb = a.run, b.run
     if ra is None or rb is None:
         return [f"{(a if ra is None else b).name} has no run record: its suite and environment are unknown"]
     out = []
+    if a.file.read_bytes() == b.file.read_bytes():
+        out.append("A and B hold identical records (a copy of one run?): every ratio is 1 by construction")
     if ra.suite_hash != rb.suite_hash:
         fields = suite_differences(ra.suite, rb.suite)
         out.append(f"the suites differ ({', '.join(fields[:6])}{' …' if len(fields) > 6 else ''})")
@@ -122,12 +153,20 @@ def metadata_warnings(a: _Run, b: _Run) -> list[str]:
         failed = [r for r in run.records if isinstance(r, RunFailedRecord)]
         if failed:
             out.append(f"{tag} failed ({failed[-1].error}: {failed[-1].problem})")
-        out += [f"{tag}: {note}" for note in load_notes(run.run, run.rows)]
-    return out
+    busy = _contention_warning(a, b)
+    return [*out, busy] if busy else out
 
 
 def compare_runs(path_a: Path, path_b: Path) -> RunComparison:
-    """Configurations matched by label; metrics compared over each run's steady rounds."""
+    """Configurations matched by label; metrics compared over each run's steady rounds.
+
+    Refuses to compare a run folder with itself (:class:`ParameterError`): every ratio would be 1.
+    """
+    if results_file(path_a).resolve() == results_file(path_b).resolve():
+        raise ParameterError(
+            f"A and B are the same run ({path_a}): every ratio would be 1 by construction",
+            "pass two different run folders, e.g. the same suite run again with --out results/NAME-2",
+        )
     a, b = _load(path_a), _load(path_b)
     rows_b = {r.config: r for r in b.rows}
     configs = []

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from hebench.errors import RecordError
+from hebench.errors import ParameterError, RecordError
 from hebench.results.migrations import migrate
 from hebench.results.records import Record, record_class
+from hebench.results.run_folder import results_file
 
 R = TypeVar("R", bound=Record)
 
@@ -56,6 +57,22 @@ def read_records(path: str | os.PathLike[str], kind: str | type[Record] | None =
         records.append(rec)
     problems = [f"{reason} ({n} line(s), first at line {first})" for reason, (n, first) in reasons.items()]
     return ReadResult(records, skipped, problems, migrated)
+
+
+def read_hebench_records(path: str | os.PathLike[str]) -> ReadResult:
+    """The records of a run folder or JSON-lines file; :class:`ParameterError` when it is missing, of another
+    kind, or holds no hebench record (a foreign file is refused, never read as an empty run)."""
+    file = results_file(path)
+    try:
+        result = read_records(file)
+    except OSError as err:
+        raise ParameterError(
+            f"cannot read {file}: {err.strerror or err}", "check the path and its permissions"
+        ) from None
+    if not result.records:
+        why = f" ({result.problems[0]})" if result.problems else " (it is empty)"
+        raise ParameterError(f"{file} holds no hebench records{why}", "pass a run folder written by `hebench run`")
+    return result
 
 
 def _reason(err: Exception) -> str:

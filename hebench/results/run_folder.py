@@ -8,6 +8,7 @@
     masks/<label>.npy                     the agreed selective-encryption mask
     transcripts/<label>/<role>.bin        every byte a party received (measure.transcripts)
     attacks/<plan>.png                    reconstructions beside originals
+    report.html, report_files/            the HTML report ``hebench run`` writes (report-2.html after a resume)
     certs/                                TLS certificates generated for local engines
     flower-app/ (run-config-<label>.toml) the Flower app and its run configurations
     flower-federation/                    a loopback Flower federation
@@ -22,13 +23,52 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from hebench.errors import ParameterError
+
 RESULTS_FILE = "results.jsonl"
 SUITE_FILE = "suite.yaml"
+REPORT_FILE = "report.html"
 
 
 def safe_label(label: str) -> str:
     """A label or plan name as one file-name component: "offload/tenseal-ckks" → "offload_tenseal-ckks"."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in label)
+
+
+def unused_name(path: Path) -> Path:
+    """``path`` if nothing is there yet, else the first free ``stem-2``, ``stem-3``… beside it."""
+    n = 1
+    candidate = path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
+
+
+def results_file(path: str | os.PathLike[str]) -> Path:
+    """The JSON-lines file ``path`` names: a run folder's ``results.jsonl``, or a ``.jsonl`` file itself.
+
+    Raises :class:`ParameterError` naming what is there instead (nothing, a folder without results, another
+    kind of file), so a command never reads an empty or foreign input as an empty run.
+    """
+    p = Path(path)
+    if p.is_dir():
+        inside = p / RESULTS_FILE
+        if inside.is_file():
+            return inside
+        others = sorted(q.name for q in p.glob("*.jsonl"))
+        hint = f"pass {p / others[0]}" if others else "pass a run folder written by `hebench run`"
+        raise ParameterError(f"{p} is a folder without {RESULTS_FILE}", hint)
+    if not p.exists():
+        raise ParameterError(
+            f"{p} does not exist", "pass a run folder written by `hebench run` (e.g. results/NAME-DATE)"
+        )
+    if p.suffix != ".jsonl":
+        raise ParameterError(
+            f"{p} is not a hebench results file (expected a run folder or a .jsonl file)",
+            "pass a run folder written by `hebench run`, or a hebench JSON-lines file (results.jsonl, attacks.jsonl)",
+        )
+    return p
 
 
 @dataclass(frozen=True)
@@ -72,6 +112,11 @@ class RunFolder:
 
     def attack_grid(self, plan: str) -> Path:
         return self.attacks / f"{safe_label(plan)}.png"
+
+    @property
+    def report(self) -> Path:
+        """The HTML report ``hebench run`` writes at its end (figures and CSV in ``report_files/``)."""
+        return self.root / REPORT_FILE
 
     @property
     def certs(self) -> Path:

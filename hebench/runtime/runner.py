@@ -168,7 +168,7 @@ class Runner:
             finished = {r.plan for r in summaries}
             plans = [p for p in plans if p.name not in finished]
         if plans:  # one campaign: its restart workers are shared, and attacks that coincide run once
-            self.on_event(RunEvent(f"attacks: {len(plans)} plans", None))
+            self.on_event(RunEvent(f"attacks: {len(plans)} plan{'' if len(plans) == 1 else 's'}", None))
             run_campaign(plans, writer, self.folder.attacks)
 
     def _initial(self, config: Configuration, start: int) -> np.ndarray | None:

@@ -36,14 +36,18 @@ def test_run_prints_summary_and_resume_continues(tmp_path):
     assert first.exit_code == 0, first.output
     assert "costs per" in first.output and "raw" in first.output
     assert "raw: round 1/1" in first.output  # CliRunner is no terminal: one progress line per round
+    assert f"report: {out / 'report.html'}" in first.output  # the report goes into the run folder
+    first_report = (out / "report.html").read_bytes()
     again = runner.invoke(app, ["run", str(suite), "--out", str(out)])
     assert again.exit_code != 0 and "--resume" in again.output
     more = runner.invoke(
         app, ["run", str(suite), "--out", str(out), "--resume", "--set", "training.rounds=2", "--format", "json"]
     )
     assert more.exit_code == 0, more.output
-    summary = json.loads(more.stdout)["summary"]
-    assert summary[0]["rounds_done"] == 2
+    data = json.loads(more.stdout)
+    assert data["summary"][0]["rounds_done"] == 2
+    assert data["report"] == str(out / "report-2.html") and "is kept" in data["report_note"]  # never overwritten
+    assert (out / "report.html").read_bytes() == first_report and (out / "report-2.html").exists()
     rounds = [r.round for r in read_records(out / "results.jsonl", kind="round").records]
     assert rounds == [0, 1]  # round 0 was not re-run
 
@@ -74,12 +78,19 @@ def test_datasets_list():
     assert result.exit_code == 0 and "digits" in result.output and "femnist" in result.output
 
 
-def test_run_with_report_writes_the_html(tmp_path, monkeypatch):
+def test_report_path_is_chosen_with_report_and_never_overwritten(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["run", str(write_suite(tmp_path, SUITE)), "--out", "out", "--report"])
+    suite = str(write_suite(tmp_path, SUITE))
+    result = runner.invoke(app, ["run", suite, "--out", "out", "--report", "mine.html"])
     assert result.exit_code == 0, result.output
-    html = (tmp_path / "reports" / "tiny.html").read_text()
-    assert "Costs per mode" in html and (tmp_path / "reports" / "tiny_files" / "run0-costs.csv").exists()
+    html = (tmp_path / "mine.html").read_text()
+    assert "Costs per mode" in html and (tmp_path / "mine_files" / "run0-costs.csv").exists()
+    assert not (tmp_path / "reports").exists() and not (tmp_path / "out" / "report.html").exists()
+    again = runner.invoke(app, ["run", suite, "--out", "out2", "--report", "mine.html"])
+    assert again.exit_code == 2 and "already exists" in again.output
+    assert not (tmp_path / "out2" / "results.jsonl").exists()  # refused before running
+    both = runner.invoke(app, ["run", suite, "--out", "out3", "--report", "x.html", "--no-report"])
+    assert both.exit_code == 2 and "contradict" in both.output
 
 
 def test_resume_needs_the_run_folder(tmp_path):

@@ -1,12 +1,15 @@
-"""``hebench attack``: the full suite, and attackers side by side (dry runs: observations and masks only)."""
+"""``hebench attack``: the full suite, attackers side by side, a suite's options honoured or refused, and an
+existing run folder's recorded views (dry runs: observations and masks only)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
+from tests.results.runs import RUN
 
 runner = CliRunner()
 
@@ -47,3 +50,102 @@ def test_attack_flags_side_by_side_attackers(tmp_path):
     assert plans == ["selective/sensitivity-0.1/mask-aware", "selective/sensitivity-0.1/fedml-he-zeros"]
     bad = runner.invoke(app, ["attack", "--view", "selective", "--attacker", "oracle", "--dry-run"])
     assert bad.exit_code == 2 and "attacker" in bad.output
+
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "suites" / "quickstart.yaml"
+
+
+def _run_folder(dst: Path, privacy: dict | None, attacked: dict[str, tuple[str, float]] | None = None) -> Path:
+    """``run-offload`` (raw, host-he and offload CKKS on digits, 2 clients) with ``privacy`` in its recorded suite
+    and an ``attack_summary`` per plan in ``attacked`` (plan -> recorded view and encrypted ratio)."""
+    lines = [json.loads(line) for line in (RUN / "results.jsonl").read_text().splitlines() if line.strip()]
+    for rec in lines:
+        if rec["kind"] == "run" and privacy is not None:
+            rec["suite"]["privacy"] = privacy
+    schema = lines[0]["schema"]
+    for plan, (view, ratio) in (attacked or {}).items():
+        lines.append(
+            {"schema": schema, "kind": "attack_summary", "time": 0.0, "plan": plan, "attack": "idlg", "view": view}
+            | {"ratio": ratio, "model": "mlp", "batch_size": 1, "images": 2, "seeds": 1, "restarts": 1, "scores": {}}
+        )
+    dst.mkdir(parents=True)
+    (dst / "results.jsonl").write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    return dst
+
+
+def _attack(*args: str) -> tuple[int, str, dict | None]:
+    result = runner.invoke(app, ["attack", *args])
+    data = json.loads(result.stdout) if result.exit_code == 0 and "--format" in args else None
+    return result.exit_code, result.output, data
+
+
+def test_a_suite_attack_honours_how_to_attack_options(tmp_path):
+    args = [str(QUICKSTART), "--attack", "inverting-gradients", "--images", "1", "--seeds", "1", "--restarts", "2"]
+    code, output, data = _attack(*args, "--dry-run", "--out", str(tmp_path), "--format", "json")
+    assert code == 0, output
+    summaries = data["summaries"]
+    assert {s["attack"] for s in summaries} == {"inverting-gradients"}  # not the suite's idlg
+    assert {(s["images"], s["seeds"], s["restarts"]) for s in summaries} == {(1, 1, 2)}
+
+
+def test_a_suite_attack_refuses_options_that_describe_a_view(tmp_path):
+    for option, value in (("--view", "he"), ("--ratio", "0.5"), ("--dataset", "natural"), ("--seed", "3")):
+        code, output, _ = _attack(str(QUICKSTART), option, value, "--dry-run", "--out", str(tmp_path))
+        assert code == 2 and f"{option} describes a view" in output and "fix:" in output, output
+    assert not (tmp_path / "attacks.jsonl").exists()
+
+
+def test_attacking_a_run_folder_rebuilds_its_recorded_views_and_leaves_its_records_alone(tmp_path):
+    run = _run_folder(tmp_path / "run", {"attack": "idlg", "model": "mlp", "images": 2, "seeds": 1, "restarts": 1})
+    before = (run / "results.jsonl").read_bytes()
+    code, output, data = _attack(str(run), "--dry-run", "--format", "json")
+    assert code == 0, output
+    summaries = data["summaries"]
+    assert [(s["plan"], s["view"]) for s in summaries] == [
+        ("raw", "raw"),
+        ("host-he/tenseal-ckks", "he"),
+        ("offload/tenseal-ckks", "he"),
+    ]
+    assert {(s["attack"], s["model"], s["images"], s["dataset"]) for s in summaries} == {("idlg", "mlp", 2, "digits")}
+    out = Path(data["out"])
+    assert out.parent == run and out.name.startswith("attack-") and (out / "attacks.jsonl").exists()
+    assert (run / "results.jsonl").read_bytes() == before
+    code, output, data = _attack(str(run), "--images", "1", "--attack", "dlg", "--dry-run", "--format", "json")
+    assert code == 0 and {(s["attack"], s["images"]) for s in data["summaries"]} == {("dlg", 1)}
+
+
+def test_a_run_without_privacy_is_attacked_with_defaults_and_says_so(tmp_path):
+    run = _run_folder(tmp_path / "run", None)
+    code, output, data = _attack(str(run), "--images", "1", "--seeds", "1", "--dry-run", "--format", "json")
+    assert code == 0, output
+    assert len(data["summaries"]) == 3 and any("no privacy section" in n for n in data["notes"])
+
+
+def test_a_run_attack_refuses_to_change_what_was_seen(tmp_path):
+    run = _run_folder(tmp_path / "run", {"images": 1, "seeds": 1})
+    code, output, _ = _attack(str(run), "--set", "training.rounds=9", "--dry-run")
+    assert code == 2 and "would change what the run's aggregators saw" in output
+    code, output, _ = _attack(str(run), "--view", "selective", "--dry-run")
+    assert code == 2 and "--view describes a view" in output
+    code, output, _ = _attack(str(run), "--full")
+    assert code == 2 and "takes no SUITE or RUN" in output
+
+
+def test_a_recorded_plan_whose_view_no_longer_matches_is_refused(tmp_path):
+    run = _run_folder(tmp_path / "run", {"images": 1, "seeds": 1}, {"host-he/tenseal-ckks": ("raw", 0.0)})
+    code, output, _ = _attack(str(run), "--dry-run")
+    assert code == 2 and "host-he/tenseal-ckks" in output and "view raw" in output
+    consistent = _run_folder(tmp_path / "ok", {"images": 1, "seeds": 1}, {"host-he/tenseal-ckks": ("he", 1.0)})
+    assert _attack(str(consistent), "--dry-run", "--format", "json")[0] == 0
+
+
+def test_an_ad_hoc_option_the_view_would_not_use_is_refused(tmp_path):
+    cases = [
+        (["--view", "he", "--ratio", "0.5"], "--ratio applies to --view selective"),
+        (["--view", "selective", "--mask", "random", "--layers", "fc"], "--layers applies to --mask layers"),
+        (["--local-lr", "0.5"], "--local-lr applies with --local-steps"),
+    ]
+    for args, message in cases:
+        code, output, _ = _attack(*args, "--dry-run", "--out", str(tmp_path))
+        assert code == 2 and message in output, output
+    assert not (tmp_path / "attacks.jsonl").exists()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
+
+from hebench.errors import ParameterError
 from hebench.results.compare_runs import compare_runs, welch
 from tests.results.runs import extended_run
 
@@ -11,13 +16,29 @@ def _metric(result, config, name):
     return next(m for m in conf.metrics if m.metric == name)
 
 
-def test_a_run_against_itself_differs_nowhere(tmp_path):
+def test_a_copy_of_a_run_differs_nowhere_and_is_named_a_copy(tmp_path):
     a = extended_run(tmp_path / "a", 8)
-    result = compare_runs(a, a)
+    result = compare_runs(a, shutil.copytree(a, tmp_path / "copy"))
     verdicts = {m.verdict for c in result.configs for m in c.metrics}
     assert verdicts <= {"not significant", "identical"}
     assert all(m.ratio == 1.0 for c in result.configs for m in c.metrics)
     assert not any("suites differ" in w for w in result.warnings)
+    assert any("identical records" in w for w in result.warnings)
+
+
+def test_a_run_folder_is_not_compared_with_itself(tmp_path):
+    a = extended_run(tmp_path / "a", 4)
+    with pytest.raises(ParameterError, match="same run"):
+        compare_runs(a, a / "results.jsonl")
+
+
+def test_contention_in_both_runs_is_one_warning(tmp_path):
+    a, b = extended_run(tmp_path / "a", 4), extended_run(tmp_path / "b", 4, model__hidden=99)
+    busy = [w for w in compare_runs(a, b).warnings if "waiting for a core" in w]
+    assert busy == [
+        "wall times include waiting for a core in A and B (load up to 2.8 and up to 6 party processes on 2 cores): "
+        "compare CPU times, or rerun on a quieter machine"
+    ]
 
 
 def test_a_threefold_cpu_cost_is_significant_and_the_untouched_configuration_is_not(tmp_path):

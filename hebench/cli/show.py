@@ -1,0 +1,101 @@
+"""``hebench show RUN``: a finished run's summary again, read from its records; the folder is left untouched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.results.calibration import read_calibration
+from hebench.results.load_flags import load_notes
+from hebench.results.reader import read_hebench_records
+from hebench.results.records import AttackSummaryRecord, Record, RunFailedRecord, RunRecord
+from hebench.results.run_folder import RunFolder, results_file
+from hebench.results.summary import SummaryRow, summarize_run
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What ``hebench run`` prints at its end, computed from a results file alone."""
+
+    results: Path
+    run: RunRecord | None
+    rows: list[SummaryRow]
+    notes: list[str]
+    attacks: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": str(self.results),
+            "suite_hash": self.run.suite_hash if self.run else None,
+            "summary": [r.to_json() for r in self.rows],
+            "notes": self.notes,
+            "attacks": self.attacks,
+        }
+
+
+def _failure(records: list[Record]) -> str | None:
+    """Why the latest attempt stopped early (None: it did not, or it was resumed since)."""
+    latest: RunFailedRecord | None = None
+    for rec in records:
+        if isinstance(rec, RunRecord):
+            latest = None
+        elif isinstance(rec, RunFailedRecord):
+            latest = rec
+    if latest is None:
+        return None
+    where = f" in '{latest.config}'" if latest.config else ""
+    return f"the run failed{where}: {latest.problem} ({latest.error}); its summary covers the rounds completed"
+
+
+def run_view(path: Path) -> RunView:
+    """Read a run folder (or its results file) into its summary rows, notes and attack summaries."""
+    file = results_file(path)
+    records = read_hebench_records(file).records
+    run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
+    suite_offload = (run.suite.get("offload") or {}) if run else {}
+    calibration = read_calibration(suite_offload.get("calibration"), RunFolder.of(file))
+    rows = summarize_run(records, calibration.data)
+    failure = _failure(records)
+    notes = [
+        *load_notes(run, rows),
+        *([calibration.note] if calibration.note else []),
+        *([failure] if failure else []),
+    ]
+    attacks = [r.to_json() for r in records if isinstance(r, AttackSummaryRecord)]
+    return RunView(file, run, rows, notes, attacks)
+
+
+def print_run_view(out: Console, view: RunView) -> None:
+    """The summary tables and notes (:func:`hebench.cli.summary.print_summary`), then the leakage table."""
+    from hebench.cli.attack import attack_table
+    from hebench.cli.legend import label_keys, print_legend
+    from hebench.cli.summary import print_summary
+
+    keys = print_summary(out, view.rows, view.notes) if view.rows else {}
+    if view.attacks:
+        plans = [a["plan"] for a in view.attacks]
+        if not all(p in keys for p in plans):  # plans beyond the configurations: keys of their own
+            keys = label_keys(plans)
+            print_legend(out, keys)
+        out.print(attack_table(view.attacks, keys))
+    out.print(f"[dim]records: {view.results}[/]", highlight=False, soft_wrap=True)
+
+
+@handle_errors
+def show(
+    run_dir: Path = typer.Argument(..., help="a run folder written by `hebench run` (or its results.jsonl)"),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
+) -> None:
+    """Print a finished run's summary tables again, from its records alone."""
+    view = run_view(run_dir)
+    if fmt is OutputFormat.json:
+        print_json(view.to_json())
+        return
+    if not view.rows and not view.attacks:
+        console.print(f"{view.results} holds no configuration or attack summary yet", highlight=False)
+    print_run_view(console, view)

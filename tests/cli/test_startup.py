@@ -1,0 +1,67 @@
+"""Start-up: commands that do not train import no torch; every subcommand is still reachable and described."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+import typer
+
+from hebench.cli.lazy import load_command
+from hebench.cli.main import _Commands, app
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "tests" / "fixtures" / "run-offload"
+
+
+def _imports_torch(code: str) -> bool:
+    """Run ``code`` in a fresh interpreter (this checkout first on the path); did it import torch?"""
+    probe = f"{code}\nimport sys\nprint('torch imported:', 'torch' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env=env)
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert last.startswith("torch imported:"), done.stderr
+    return last.endswith("True")
+
+
+def test_importing_the_command_imports_no_torch():
+    assert not _imports_torch("import hebench.cli.main")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["--help"],
+        ["show", str(RUN)],
+        ["compare", str(RUN), str(ROOT / "tests" / "fixtures" / "run-v1")],
+        ["report", "/nonexistent"],
+        ["backends"],
+        ["run", "--help"],
+    ],
+)
+def test_commands_that_do_not_train_import_no_torch(args):
+    code = "\n".join(["from hebench.cli.main import app", "try:", f"    app({args!r}, standalone_mode=False)"])
+    code += "\nexcept BaseException:\n    pass"
+    assert not _imports_torch(code)
+
+
+def test_every_subcommand_loads_and_its_listed_help_is_its_own():
+    group = typer.main.get_command(app)
+    assert isinstance(group, click.Group)
+    for name, spec in _Commands.lazy.items():
+        command = load_command(name, spec)
+        assert command.name == name
+        own = (command.help or "").strip().splitlines()[0]
+        assert own == spec.help, name
+
+
+def test_a_mistyped_subcommand_is_suggested():
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["tunee"])
+    assert result.exit_code == 2 and "Did you mean 'tune'" in result.output
