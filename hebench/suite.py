@@ -102,7 +102,9 @@ class DPSpec(_Frozen):
     ``client``: the update (trained model minus the round's global model) is clipped to L2 norm ``clip`` and
     Gaussian noise N(0, (noise_multiplier·clip)²) is added per coordinate, as Flower's client-side fixed
     clipping. ``sample``: DP-SGD with Opacus (per-sample clipping to ``clip``, noise ``noise_multiplier·clip``
-    per step), with ε at ``delta`` accounted over the run's rounds.
+    per step), with ε at ``delta`` accounted over the run's rounds. The noise is secret to each client (the OS
+    CSPRNG); ``reproducible_noise`` derives it from the suite's seed instead, so the aggregator can remove it:
+    for debugging only, labelled in the configuration's label and a ``security_note`` record.
     """
 
     level: Literal["client", "sample"]
@@ -110,6 +112,7 @@ class DPSpec(_Frozen):
     noise_multiplier: float = Field(ge=0)
     delta: float = Field(1e-5, gt=0, lt=1)  # sample level: ε is reported at this δ
     accountant: Literal["rdp", "prv"] = "rdp"  # sample level: Opacus' accountant
+    reproducible_noise: bool = False  # DEBUGGING ONLY: noise from the suite seed, which the aggregator can remove
 
     @model_validator(mode="after")
     def _opacus_installed(self) -> DPSpec:
@@ -123,7 +126,8 @@ class DPSpec(_Frozen):
     @property
     def tag(self) -> str:
         """The configuration label's part for this DP setting."""
-        return f"dp-{self.level}-z{self.noise_multiplier:g}-c{self.clip:g}"
+        tag = f"dp-{self.level}-z{self.noise_multiplier:g}-c{self.clip:g}"
+        return tag + ("-REPRODUCIBLE-NOISE" if self.reproducible_noise else "")
 
 
 class TEESpec(_Frozen):
@@ -339,6 +343,14 @@ class Suite(_Frozen):
                 f"measure.warmup_rounds={warmup} leaves no steady round of training.rounds={rounds}; "
                 "lower it or add rounds"
             )
+        if self.data.clients != "all":  # a mode's own limits on the clients of one round (secagg's modulus)
+            per_round = self.training.clients_per_round or self.data.clients
+            for i, config in enumerate(self.configurations):
+                if config.mode_params is not None:
+                    try:
+                        config.mode_params.check_clients(per_round)
+                    except ValueError as err:
+                        raise ValueError(f"configurations.{i}.params: {err}") from None
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:

@@ -11,6 +11,7 @@ import numpy as np
 
 from hebench.crypto import wire
 from hebench.crypto.params import AdapterParams
+from hebench.crypto.security import MIN_SECURITY_BITS
 from hebench.errors import CiphertextError, HebenchError, InsecureParametersError, PrecisionError
 
 CIPHERTEXT_MAGIC = b"HEC1"
@@ -233,14 +234,25 @@ class HEAdapter(ABC):
     @abstractmethod
     def _security_bits(self) -> int: ...
 
+    def _required_security(self) -> int:
+        """Bits the parameters must give: their ``security_level`` where they have one (compact adapters), else 128."""
+        return max(MIN_SECURITY_BITS, int(getattr(self.params, "security_level", MIN_SECURITY_BITS)))
+
     def _check_security(self) -> None:
-        bits = self._security_bits()
-        if bits < 128 and not self.params.allow_insecure:
+        bits, wanted = self._security_bits(), self._required_security()
+        if bits < wanted and not self.params.allow_insecure:
+            requested = " (the requested security_level)" if wanted > MIN_SECURITY_BITS else ""
             raise InsecureParametersError(
-                f"adapter '{self.name}' parameters give {bits or '<80'} bits of security, below 128",
-                "choose a larger ring degree / smaller modulus (or a larger Paillier key), "
-                "or set allow_insecure: true to measure them anyway",
+                f"adapter '{self.name}' parameters give {bits or '<80'} bits of security, below {wanted}{requested}",
+                self._security_fix(wanted),
             )
+
+    def _security_fix(self, wanted: int) -> str:
+        """How to reach ``wanted`` bits (adapters that know their ring say which ring degree)."""
+        return (
+            "choose a larger ring degree / smaller modulus (or a larger Paillier key), "
+            "or set allow_insecure: true to measure them anyway"
+        )
 
     def _check_state(self, state: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Raise :class:`CiphertextError` if a received ciphertext's decoding state is not one this adapter makes."""

@@ -24,7 +24,7 @@ import numpy as np
 from hebench.crypto import exact_weights, seal_io
 from hebench.crypto.base import EncryptedVector, HEAdapter, SchemeInfo
 from hebench.crypto.compact_params import CompactLayout, CompactParams
-from hebench.crypto.security import MAX_LOG_Q, lattice_security_bits
+from hebench.crypto.security import MAX_LOG_Q, MIN_SECURITY_BITS, lattice_security_bits, ring_degree_for
 from hebench.errors import CiphertextError, ParameterError, PrecisionError
 
 SYMMETRIC = "seeded-symmetric"
@@ -63,6 +63,19 @@ class SealAdapter(HEAdapter):
                 f"ring_degree {n} is not a power of two from 1024 to 32768", f"use one of {sorted(MAX_LOG_Q)}"
             )
         return lattice_security_bits(n, self.layout.modulus_bits)
+
+    def _security_fix(self, wanted: int) -> str:
+        bits, ring = self.layout.modulus_bits, ring_degree_for(self.layout.modulus_bits, wanted)
+        where = f"ring_degree {ring}" if ring else "a ring degree beyond the standard's table"
+        other = (
+            "lower security_level" if wanted > MIN_SECURITY_BITS else "set allow_insecure: true to measure them anyway"
+        )
+        if ring is None:
+            return f"{bits} modulus bits need {where} for {wanted}-bit security: lower bits or max_summands, or {other}"
+        return (
+            f"{bits} modulus bits need {where} for {wanted}-bit security: set ring_degree: {ring} or leave it unset "
+            f"(the smallest secure one is chosen), or {other}"
+        )
 
     def _plain_modulus(self) -> Any:
         return None

@@ -38,6 +38,11 @@ def lattice_security_bits(ring_degree: int, log_q: int) -> int:
     return (128 * bounds[128]) // log_q
 
 
+def ring_degree_for(log_q: int, bits: int) -> int | None:
+    """The smallest ring degree whose bound for ``bits`` of security admits ``log_q`` (None: none in the table)."""
+    return next((n for n in sorted(MAX_LOG_Q) if MAX_LOG_Q[n][bits] >= log_q), None)
+
+
 def paillier_security_bits(modulus_bits: int) -> int:
     """Security bits of a Paillier (RSA-type) modulus; 0 below 1024 bits."""
     for size, bits in RSA_MODULUS_SECURITY:

@@ -9,16 +9,20 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import secrets
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-from hebench.fl.dp import SampleLevelDP, noise_rng, privatize_update
+from hebench.fl.aggregator import selected_clients
+from hebench.fl.dp import SampleLevelDP, privatize_update
+from hebench.fl.dp_ledger import Charge, PrivacyLedger
+from hebench.fl.dp_noise import CLIENT_STREAM, SAMPLE_STREAM, NoiseSource, SecretNoise, SeededNoise
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.training import GLOBAL_RNG, evaluate, make_optimizer, train_locally
+from hebench.fl.training import GLOBAL_RNG, batch_count, evaluate, make_optimizer, train_locally
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
 from hebench.net.transport import Channel, Message
@@ -37,13 +41,31 @@ class LocalModel:
             if ctx.initial is not None:
                 load_vector(self.model, ctx.initial)
             self._warm_up()
+        self.folder = RunFolder(ctx.run_dir)
+        self.checkpoints = self.folder.checkpoints(ctx.config.label)
         dp = ctx.config.dp
         self.sample_dp = None
         if dp is not None and dp.level == "sample":
             self.sample_dp = SampleLevelDP(dp, len(self.data), ctx.suite.training.batch_size)
             self.sample_dp.check(self.model)
-        self.folder = RunFolder(ctx.run_dir)
-        self.checkpoints = self.folder.checkpoints(ctx.config.label)
+            self.ledger = PrivacyLedger(self.folder.dp_ledger(ctx.config.label, ctx.client_index))
+            self._restore_accountant()
+
+    def _restore_accountant(self) -> None:
+        """Charge the steps this client took before it was (re)started: its ledger's, or for a run written
+        before ledgers existed, its rounds before ``start_round`` (written to a new ledger)."""
+        assert self.sample_dp is not None
+        charges = self.ledger.charges()
+        if not charges and self.ctx.start_round > 0:
+            suite, dp = self.ctx.suite, self.sample_dp
+            steps = batch_count(len(self.data), suite.training)
+            for r in range(self.ctx.start_round):
+                chosen = selected_clients(suite.seed, r, int(suite.data.clients), suite.training.clients_per_round)
+                if self.ctx.client_index in chosen:
+                    charges.append(Charge(r, steps, dp.sample_rate, dp.spec.noise_multiplier))
+                    self.ledger.append(charges[-1])
+        for charge in charges:
+            self.sample_dp.account(charge.steps, charge.sample_rate, charge.noise_multiplier)
 
     def _warm_up(self) -> None:
         """One training step on a throwaway copy at set-up, so round 0 is not charged PyTorch's first-call
@@ -87,28 +109,40 @@ class LocalModel:
     def train(self, round_index: int) -> tuple[np.ndarray, float]:
         """Local training for one round; returns the update vector (what the client uploads) and the mean loss.
 
-        With client-level DP the uploaded model is the global model plus the clipped, noised update.
+        With client-level DP the uploaded model is the global model plus the clipped, noised update. With
+        sample-level DP the batches are drawn from a secret seed too: the accountant's sampling rate amplifies
+        privacy only while the aggregator cannot tell which examples each step used.
         """
+        dp, sample = self.ctx.config.dp, self.sample_dp
         seed = self.ctx.suite.seed * 1_000_003 + round_index * 1009 + self.ctx.client_index
+        if sample is not None:
+            sample.noise = self._noise(round_index, SAMPLE_STREAM)
+            seed = seed if sample.spec.reproducible_noise else secrets.randbits(64)
         start = model_vector(self.model)
-        loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, self.sample_dp)
+        before = sample.steps if sample is not None else 0
+        loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, sample)
         vector = model_vector(self.model)
-        dp = self.ctx.config.dp
+        if sample is not None:  # charged before the update leaves this client
+            z = sample.spec.noise_multiplier
+            self.ledger.append(Charge(round_index, sample.steps - before, sample.sample_rate, z))
         if dp is not None and dp.level == "client":
-            rng = noise_rng(self.ctx.suite.seed, round_index, self.ctx.client_index)
-            vector = start + privatize_update(vector - start, dp, rng)
+            vector = start + privatize_update(vector - start, dp, self._noise(round_index, CLIENT_STREAM))
         if self.ctx.suite.measure.decryption_error:
             self.records.put(
                 {"kind": "oracle_update", "client": self.ctx.client_index, "round": round_index, "vector": vector}
             )
         return vector, loss
 
-    def privacy_spent(self) -> dict[str, float]:
-        """Sample-level DP: this client's ε so far (for its round record); empty otherwise."""
-        if self.sample_dp is None:
-            return {}
-        epsilon = self.sample_dp.epsilon()
-        return {} if epsilon is None else {"dp_epsilon": epsilon}
+    def _noise(self, round_index: int, stream: int) -> NoiseSource:
+        """This round's DP noise: secret to this client, or derived from public values if the suite asks."""
+        dp = self.ctx.config.dp
+        if dp is not None and dp.reproducible_noise:
+            return SeededNoise.public(self.ctx.suite.seed, round_index, self.ctx.client_index, stream)
+        return SecretNoise()
+
+    def privacy_spent(self) -> dict[str, Any]:
+        """Sample-level DP: this client's ε so far and how it was accounted (for its round record)."""
+        return {} if self.sample_dp is None else self.sample_dp.report()
 
     def finish_round(
         self,

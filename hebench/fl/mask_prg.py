@@ -1,7 +1,9 @@
 """Pseudo-random masks from a shared key, for secure aggregation: Flower's generator, or one keyed by 128 bits.
 
 ``flwr-32bit`` is flwr 1.41's ``pseudo_rand_gen``: it XOR-folds the key to 32 bits and seeds
-numpy's ``RandomState`` with them, so a mask has at most 2^32 possible values. ``full-key`` keys
+numpy's ``RandomState`` with them. The key it folds is the shared key's url-safe base64 *text*, whose
+bytes are ASCII: no byte of the fold ever sets its top bit, so a mask has at most 2^28 possible values
+(a property of Flower 1.41 itself; ``SEED_BITS`` records 28). ``full-key`` keys
 numpy's Philox-4x64 counter generator with a 128-bit key derived from the whole
 256-bit HKDF output. Neither is a
 cryptographic PRG (a deployment would use AES-CTR or ChaCha20); full-key at least leaves no
@@ -20,7 +22,9 @@ MaskGenerator = Callable[[bytes, int, int], np.ndarray]  # (key, modulus, length
 
 
 def flwr_32bit_mask(key: bytes, modulus: int, length: int) -> np.ndarray:
-    """flwr 1.41's mask: ``RandomState`` seeded with the 32-bit XOR-fold of ``key`` (values in [0, modulus - 2])."""
+    """flwr 1.41's mask: ``RandomState`` seeded with the 32-bit XOR-fold of ``key`` (values in [0, modulus - 2]).
+
+    ``key`` is base64 text, so the fold carries 28 bits of entropy."""
     return pseudo_rand_gen(key, modulus, [(length,)])[0].astype(np.uint64)
 
 

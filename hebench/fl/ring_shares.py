@@ -1,6 +1,7 @@
 """Additive n-of-n secret sharing over the 64-bit ring (uint64 arithmetic wraps modulo 2^64).
 
-An update is quantised to signed integers, multiplied by the client's sample count (so the
+An update is quantised to signed integers (a value beyond ±clip is refused, as the compact HE
+adapters refuse theirs, never clipped silently), multiplied by the client's sample count (so the
 shares' sum is the integer FedAvg numerator) and split into K shares: K - 1 uniformly random
 words (from the OS's CSPRNG) and one that makes them add up. Any K - 1 shares are uniform and
 independent of the update; all K add up to it.
@@ -13,7 +14,7 @@ import os
 import numpy as np
 
 from hebench.crypto.quantize import Quantizer
-from hebench.errors import PartyError
+from hebench.errors import PartyError, PrecisionError
 from hebench.modes.params import SecretSharingParams
 
 
@@ -22,9 +23,21 @@ def quantizer(params: SecretSharingParams) -> Quantizer:
 
 
 def encode(vector: np.ndarray, samples: int, params: SecretSharingParams, rng: np.random.Generator) -> np.ndarray:
-    """``samples * quantise(vector)`` as ring elements (two's complement)."""
+    """``samples * quantise(vector)`` as ring elements (two's complement); a value beyond ±clip is refused."""
+    check_range(vector, params)
     ints = quantizer(params).quantize(vector, rng) * np.int64(samples)
     return ints.view(np.uint64)
+
+
+def check_range(vector: np.ndarray, params: SecretSharingParams) -> None:
+    """Raise :class:`PrecisionError` if a value lies beyond ±clip (or is not finite): it cannot be encoded."""
+    values = np.asarray(vector, dtype=np.float64)
+    peak = float(np.max(np.abs(values))) if values.size else 0.0
+    if not np.isfinite(peak) or peak > params.clip:
+        raise PrecisionError(
+            f"secret-sharing: the update holds |x| = {peak:.4g}, beyond the range clip = {params.clip:g}",
+            "raise params.clip (a larger quantisation step: less precision), or scale the update",
+        )
 
 
 def decode(total: np.ndarray, samples_total: int, params: SecretSharingParams) -> np.ndarray:

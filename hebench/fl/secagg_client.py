@@ -6,7 +6,13 @@ channel to the aggregator, which relays every message between clients.
    each encrypted for its neighbour;
 3. masked upload: quantised weighted update + self mask +/- one pairwise mask per neighbour, mod M;
 4. unmask: for each neighbour the aggregator says survived, the share of its self-mask seed; for each
-   that dropped, the share of its mask secret key; never both for the same client.
+   that dropped, the share of its mask secret key; never both for the same client in one round.
+
+A lying aggregator cannot collect both secrets of one client: this client refuses any request that
+contradicts what the aggregator declared earlier in the round (a client once called dropped never gets
+its seed share revealed, and the reverse), refuses to call itself dropped, and refuses a neighbour list
+so long that t shares of each secret could come from disjoint holders (it needs 2t > holders; the suite
+validator requires t > num_shares / 2 for the same reason).
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ class SecAggClientRound:
     def __init__(self, index: int, channel: Channel, params: SecAggParams, meter: PhaseMeter) -> None:
         self.index, self.channel, self.params, self.meter = index, channel, params, meter
         self.mask = MASK_GENERATORS[params.prg]
+        self.declared_survivors: set[int] = set()  # every client the aggregator called a survivor this round
+        self.declared_dropped: set[int] = set()  # ... or dropped
 
     def run(self, vector: np.ndarray, samples: int, meta: dict) -> None:
         self.advertise_keys(samples, meta)
@@ -72,6 +80,12 @@ class SecAggClientRound:
             self.seed = base64.urlsafe_b64encode(os.urandom(32))  # the self mask's seed
             count = len(self.neighbours) + 1
             threshold = min(self.params.reconstruction_threshold, count)
+            if 2 * threshold <= count:
+                raise PartyError(
+                    f"secagg: client {self.index} was given {len(self.neighbours)} neighbours: with threshold "
+                    f"{threshold} of {count} holders, a lying aggregator could collect both secrets of one client",
+                    "refused: the aggregator must give at most num_shares neighbours (and t > num_shares / 2)",
+                )
             seed_shares = create_shares(self.seed, threshold, count)
             key_shares = create_shares(private_bytes(self.mask_key), threshold, count)
             self.held = {self.index: (seed_shares[0], key_shares[0])}  # shares this client holds, by owner
@@ -105,15 +119,25 @@ class SecAggClientRound:
             self.channel.send(Message("sa_masked", {"client": self.index}, (masked.astype(wire_dtype(m)).tobytes(),)))
 
     def unmask(self) -> None:
+        """Answer one unmask request; every request of the round is checked against all earlier ones."""
         msg = self.channel.recv("sa_unmask")
         with self.meter.phase("unmask"):
             survivors = {int(j) for j in msg.meta["survivors"]}
             dropped = {int(j) for j in msg.meta["dropped"]}
-            if survivors & dropped:
+            if self.index in dropped:
                 raise PartyError(
-                    f"secagg: the aggregator asked for both secrets of {sorted(survivors & dropped)}",
+                    f"secagg: the aggregator says client {self.index} dropped, to the client itself",
+                    "refused: revealing its own mask key share would help unmask its update",
+                )
+            both = (survivors | self.declared_survivors) & (dropped | self.declared_dropped)
+            if both:
+                raise PartyError(
+                    f"secagg: the aggregator called {sorted(both)} both survivor and dropped in this round, "
+                    "asking for both secrets",
                     "refused: that would unmask an individual update",
                 )
+            self.declared_survivors |= survivors
+            self.declared_dropped |= dropped
             seeds_of = sorted(survivors & self.held.keys())
             keys_of = sorted(dropped & self.held.keys())
             parts = tuple(self.held[j][0] for j in seeds_of) + tuple(self.held[j][1] for j in keys_of)

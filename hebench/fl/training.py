@@ -32,10 +32,19 @@ def make_optimizer(model: nn.Module, spec: TrainingSpec) -> torch.optim.Optimize
     return torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=spec.momentum)
 
 
+def batch_count(samples: int, spec: TrainingSpec) -> int:
+    """Optimiser steps one round of local training takes on ``samples`` examples (as :func:`train_locally`)."""
+    if spec.local_steps is not None:
+        return spec.local_steps
+    return spec.local_epochs * -(-samples // spec.batch_size)
+
+
 def train_locally(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int, dp: SampleLevelDP | None = None
 ) -> float:
-    """Run local SGD/Adam (DP-SGD with ``dp``); returns the mean training loss."""
+    """Run local SGD/Adam (DP-SGD with ``dp``); returns the mean training loss.
+
+    ``seed`` orders the batches and seeds dropout; DP noise comes from ``dp``'s own source, never from it."""
     with GLOBAL_RNG:
         return _train(model, x, y, spec, seed, dp)
 

@@ -5,6 +5,9 @@ Client level: the client's upload (a gradient, or the update after E local steps
 coordinate, exactly as :func:`hebench.fl.dp.privatize_update` does in a run. Sample level: the client
 trains with DP-SGD (Opacus, per-sample clipping and noise per step) for its E steps (one step for the
 one-gradient threat). The attacker matches its simulation against this noisy upload; it does not denoise.
+
+The simulated noise is drawn from the campaign's seeded ``rng`` (a :class:`SeededNoise`), so a campaign
+is reproducible; the attacker never uses its values (in a run the noise is secret to the client).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import torch
 from torch import nn
 
 from hebench.fl.dp import SampleLevelDP, privatize_update
+from hebench.fl.dp_noise import SeededNoise
 from hebench.inversion.local_update import LocalTraining, client_update
 from hebench.suite import DPSpec
 
@@ -30,8 +34,8 @@ def dp_upload(
     """One client's noisy upload as a pseudo-gradient per parameter (``lr``: the one-gradient threat's step)."""
     steps = local if local is not None else LocalTraining(1, lr)
     if dp.level == "sample":
-        return client_update(model, x, y, steps, SampleLevelDP(dp, len(y), steps.batch or len(y)))
+        return client_update(model, x, y, steps, SampleLevelDP(dp, len(y), steps.batch or len(y), SeededNoise(rng)))
     clean = client_update(model, x, y, steps)
     flat = torch.cat([g.reshape(-1) for g in clean]).numpy() * steps.lr
-    noisy = torch.from_numpy(privatize_update(flat, dp, rng) / steps.lr)
+    noisy = torch.from_numpy(privatize_update(flat, dp, SeededNoise(rng)) / steps.lr)
     return tuple(part.reshape(g.shape) for part, g in zip(noisy.split([g.numel() for g in clean]), clean, strict=True))

@@ -221,6 +221,10 @@ class PartyRoundRecord(Record, Measured):
     flower_round_wall_s: float | None = None  # includes Flower's polling: never compared with local runs
     holds_secret_key: bool | None = None
     dp_epsilon: float | None = None  # sample-level DP: this client's ε after this round (at the suite's δ)
+    dp_accountant: str | None = None  # sample-level DP: Opacus' accountant that gave dp_epsilon (rdp, prv)
+    dp_sample_rate: float | None = None  # sample-level DP: the sampling rate q charged per step
+    dp_steps: int | None = None  # sample-level DP: noisy steps charged so far (earlier attempts and runs included)
+    dp_delta: float | None = None  # sample-level DP: the δ of dp_epsilon
 
     @property
     def trained(self) -> bool:

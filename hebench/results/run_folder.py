@@ -5,6 +5,7 @@
     results.jsonl                         the records (JSON lines)
     suite.yaml                            the validated suite, overrides applied
     checkpoints/<label>/round-N.npy       global model after round N (for --resume)
+    checkpoints/<label>/dp-ledger-client-I.jsonl  sample-level DP: client I's charged steps (ε across --resume)
     masks/<label>.npy                     the agreed selective-encryption mask
     transcripts/<label>/<role>.bin        every byte a party received (measure.transcripts)
     attacks/<plan>.png                    reconstructions beside originals
@@ -96,6 +97,9 @@ class RunFolder:
 
     def checkpoints(self, label: str) -> Path:
         return self.root / "checkpoints" / safe_label(label)
+
+    def dp_ledger(self, label: str, client: int) -> Path:
+        return self.checkpoints(label) / f"dp-ledger-client-{client}.jsonl"
 
     def mask(self, label: str) -> Path:
         return self.root / "masks" / f"{safe_label(label)}.npy"

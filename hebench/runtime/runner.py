@@ -25,6 +25,7 @@ import yaml
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import HebenchError, ParameterError, PartyError
+from hebench.fl.dp_noise import reproducible_noise_note
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.results import ResultWriter, read_records
@@ -206,6 +207,8 @@ class Runner:
             self._modelled_tee(config, None)
         record = {**self._configuration_record(config, data, start), **self.runtime.configuration_fields()}
         writer.write("configuration", record)
+        if config.dp is not None and config.dp.reproducible_noise:  # debugging noise the aggregator can remove
+            writer.write(reproducible_noise_note(config.label))
         self.on_event(RunEvent(config.label, None))
         run = ConfigurationRun(self.suite, config, self.run_dir, data, start, self._initial(config, start))
         started = self.runtime.start(run, self._control_recv)

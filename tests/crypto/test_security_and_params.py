@@ -134,3 +134,15 @@ def test_bfv_overflow_hint_names_what_moves_the_limit(name):
     with pytest.raises(PrecisionError) as info:
         adapter.multiply_plain(adapter.encrypt(np.ones(2)), adapter.codec.max_weight_sum + 1)
     assert "plain_modulus_bits" in info.value.fix and "max_summands does not" in info.value.fix
+
+
+@pytest.mark.skipif("seal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+def test_a_requested_security_level_above_128_is_enforced_with_an_explicit_ring():
+    """ring_degree 2048 with security_level 256 used to be accepted (only 128 was checked) and reported 192 bits."""
+    params = {"ring_degree": 2048, "security_level": 256, "bits": 12, "max_summands": 4}
+    with pytest.raises(InsecureParametersError, match=r"192 bits of security, below 256 \(the requested") as info:
+        create_adapter("seal-ckks", params)
+    assert "ring_degree: 4096" in info.value.fix
+    assert create_adapter("seal-ckks", {**params, "ring_degree": 4096}).info().security_bits == 256
+    assert create_adapter("seal-ckks", {**params, "security_level": 192}).info().security_bits == 192
+    assert create_adapter("seal-ckks", {**params, "allow_insecure": True}).info().security_bits == 192  # honest

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hebench.errors import PrecisionError
 from hebench.fl.ring_shares import combine, decode, encode, quantizer, split
 from hebench.modes.params import SecretSharingParams
 
@@ -53,3 +54,15 @@ def test_all_aggregators_colluding_recover_the_update():
     encoded = encode(vectors[0], samples[0], PARAMS, np.random.default_rng(0))
     recovered = decode(combine(split(encoded, PARAMS.aggregators)), samples[0], PARAMS)
     assert np.abs(recovered - vectors[0]).max() < quantizer(PARAMS).max_error
+
+
+def test_a_value_beyond_clip_is_refused_not_clipped():
+    """As seal-bfv refuses values beyond its clip: 100 with clip 8 used to become 8.0 without a word."""
+    params = SecretSharingParams(aggregators=2, bits=24, clip=8.0)
+    with pytest.raises(PrecisionError, match=r"\|x\| = 100, beyond the range clip = 8") as info:
+        encode(np.array([0.5, 100.0, -1.0], np.float32), 3, params, np.random.default_rng(0))
+    assert "raise params.clip" in info.value.fix
+    with pytest.raises(PrecisionError):
+        encode(np.array([np.nan], np.float32), 3, params, np.random.default_rng(0))
+    edge = encode(np.array([8.0, -8.0], np.float32), 1, params, np.random.default_rng(0))  # the bound itself is fine
+    np.testing.assert_allclose(decode(edge, 1, params), [8.0, -8.0])
