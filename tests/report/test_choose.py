@@ -126,9 +126,7 @@ def test_modelled_rows_are_listed_apart_and_never_in_the_set():
 
 def _unstable_libraries() -> list[dict]:
     """The fixture's records, as a busy host measures them: every fast adapter's encryption flagged unstable."""
-    libs = [
-        json.loads(line)["result"] for line in LIBS.read_text().splitlines() if '"library_benchmark"' in line
-    ]
+    libs = [json.loads(line)["result"] for line in LIBS.read_text().splitlines() if '"library_benchmark"' in line]
     for lib in libs:
         if lib["adapter"] != "paillier":
             lib["operations"]["encrypt"]["wall_s"]["unstable"] = True

@@ -3,6 +3,7 @@ bounded SSIM bars, markers by mode, readable ticks, total CPU beside host CPU, t
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,7 @@ def test_cost_ticks_are_few_round_ratios_whose_labels_never_touch():
         labels = [t for t in ax.get_xticklabels() if t.get_text() and t.get_visible()]
         assert 1 <= len(labels) <= 5 and all(t.get_text().endswith("×") for t in labels)
         boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
-        assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in labels]
+        assert all(a.x1 < b.x0 for a, b in itertools.pairwise(boxes)), [t.get_text() for t in labels]
         assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
 
 
