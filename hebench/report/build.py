@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from hebench import __version__
 from hebench.measure.environment import comparable
@@ -83,6 +84,11 @@ def _table(files: Path, name: str, header: list[str], values: list[list[Any]], c
     return {"header": header, "rows": cells, "csv": write_csv(files / f"{name}.csv", header, values).name}
 
 
+def _times(r: float | None) -> str:
+    """``4.51×``: a ratio under a ×raw header."""
+    return U.MISSING if r is None else f"{r:.3g}×"
+
+
 def _overhead_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
     engines = any(r.uses_engines for r in rows)
     values, cells = [], []
@@ -103,12 +109,12 @@ def _overhead_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
         cells.append(
             [
                 r.config,
-                U.fmt_ratio(r.cpu_overhead_vs_raw),
+                _times(r.cpu_overhead_vs_raw),
                 U.fmt_spread(cpu, "s"),
-                *([U.fmt_ratio(r.total_cpu_overhead_vs_raw)] if engines else []),
-                U.fmt_ratio(r.bytes_overhead_vs_raw),
+                *([_times(r.total_cpu_overhead_vs_raw)] if engines else []),
+                _times(r.bytes_overhead_vs_raw),
                 U.fmt_spread(up, "B"),
-                U.fmt_ratio(r.round_time_vs_raw),
+                _times(r.round_time_vs_raw),
                 U.fmt_spread(wall, "s"),
             ]
         )
@@ -419,14 +425,8 @@ SCORES = (("ssim", "SSIM", ".2f"), ("psnr", "PSNR dB", ".1f"), ("uqi", "UQI", ".
 
 
 def score_cell(scores: dict[str, Any], metric: str, spec: str = ".2f") -> str:
-    """``0.42 ± 0.59``; one image (or seed) has no spread, so none is shown; never ``-0.00``."""
-    sc = scores.get(metric)
-    if sc is None:
-        return U.MISSING
-    mean = float(format(sc["mean"], spec)) + 0.0  # + 0.0: no "-0.00"
-    if int(scores.get("n", 0) or 0) <= 1:
-        return f"{mean:{spec}}"
-    return f"{mean:{spec}} ± {sc['std']:{spec}}"
+    """``0.42 ± 0.59`` over the attack's images and seeds; one image shows no spread; never ``-0.00``."""
+    return U.fmt_score(scores.get(metric), int(scores.get("n", 0) or 0), spec)
 
 
 def privacy_caption(attacks: list[Any]) -> str:
@@ -566,6 +566,11 @@ def _labelled_sources(sources: list[Source]) -> list[Source]:
     return [replace(s, display=f"{s.path.parent.name}/{s.label}") if names.count(s.label) > 1 else s for s in sources]
 
 
+def breakable(label: Any) -> Markup:
+    """A configuration label that may wrap after each ``/`` (never inside a word), HTML-escaped."""
+    return Markup(str(escape(str(label))).replace("/", "/<wbr>"))
+
+
 def build_report(paths: list[Path], output: Path) -> Path:
     """Write ``output`` (HTML) and ``<stem>_files/`` (figures as PNG/SVG, tables as CSV)."""
     sources = _labelled_sources([load_source(Path(p)) for p in paths])
@@ -605,6 +610,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "missing": [n for s in sources for n in s.notes],
     }
     env = Environment(loader=PackageLoader("hebench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    env.filters["wbr"] = breakable
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(env.get_template("report.html.j2").render(**context), encoding="utf-8")
     return output

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from hebench.report.choose import Choice, decide_set, measures_of
@@ -240,11 +241,21 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                 ax.tick_params(labelsize=9)
                 ax.grid(True, which="major", alpha=0.3)
         handles: dict[str, object] = {}
-        for ax in grid.flat:
-            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-                handles.setdefault(label, h)
-        if SET_LABEL in handles:  # last: it explains the rings, it is not a configuration
-            handles[SET_LABEL] = handles.pop(SET_LABEL)
+        for o in options:  # one marker per configuration, as drawn (without its bars)
+            handles[legend_label(o)] = Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="D" if o.modelled else MARKERS.get(o.kind, "o"),
+                markersize=8,
+                markerfacecolor="none" if o.modelled else colour[o.name],
+                markeredgecolor=colour[o.name],
+                markeredgewidth=1.6,
+            )
+        if ringed & {o.name for o in options}:  # last: it explains the rings, it is not a configuration
+            handles[SET_LABEL] = Line2D(
+                [], [], linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgecolor="#333333"
+            )
         fig.legend(
             handles.values(),
             handles.keys(),
