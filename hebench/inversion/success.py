@@ -46,10 +46,13 @@ def images_to_decide(k_a: int, n_a: int, k_b: int, n_b: int) -> int | None:
     recovery rates held. 0: it already does; None: the rates are equal or it would take over 1,000."""
     if n_a == 0 or n_b == 0 or k_a * n_b == k_b * n_a:
         return None
+    from hebench.measure.stats import first_true
+
     pa, pb = k_a / n_a, k_b / n_b
-    for more in range(MAX_MORE_IMAGES + 1):
+
+    def decides(more: int) -> bool:
         na, nb = n_a + more, n_b + more
         lo, hi = newcombe(round(pa * na), na, round(pb * nb), nb)
-        if lo > 0 or hi < 0:
-            return more
-    return None
+        return lo > 0 or hi < 0
+
+    return first_true(decides, MAX_MORE_IMAGES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -88,8 +89,26 @@ def more_to_decide(
         return 2 - min(n_a, n_b)  # at least a spread is needed; what it shows is unknown
     sd_a = sd_a if n_a >= 2 else sd_b
     sd_b = sd_b if n_b >= 2 else sd_a
-    for more in range(MAX_MORE + 1):
+
+    def decides(more: int) -> bool:
         interval = welch_interval(mean_a, sd_a, n_a + more, mean_b, sd_b, n_b + more, confidence)
-        if interval is not None and (interval[0] > 0 or interval[1] < 0):
-            return more
-    return None
+        return interval is not None and (interval[0] > 0 or interval[1] < 0)
+
+    return first_true(decides, MAX_MORE)
+
+
+def first_true(decides: Callable[[int], bool], most: int) -> int | None:
+    """The smallest ``m`` in 0..``most`` with ``decides(m)``, for a ``decides`` that stays true once true
+    (bisection, then a check downwards in case rounding made it not quite monotone); None if none."""
+    if not decides(most):
+        return None
+    lo, hi = -1, most  # decides(hi) holds; lo is below every m that does
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if decides(mid):
+            hi = mid
+        else:
+            lo = mid
+    while hi > 0 and decides(hi - 1):
+        hi -= 1
+    return hi

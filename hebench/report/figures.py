@@ -257,6 +257,14 @@ def _bounded_ssim(a: AttackSummaryRecord) -> tuple[float, float, float]:
     return mean, max(mean - lo, 0.0), max(hi - mean, 0.0)
 
 
+def _recovered_note(ax: Axes, a: AttackSummaryRecord, x: float) -> None:
+    """``6/12`` beside a point: the images that attack recovered."""
+    s = a.scores.get("success")
+    if s and s.get("n"):
+        y = a.scores["ssim"]["mean"]
+        ax.annotate(f"{s['k']}/{s['n']}", (x, y), textcoords="offset points", xytext=(7, 3), fontsize=8)
+
+
 def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] | None) -> Callable[[Figure], None]:
     """Leakage against the fraction encrypted p, one marker series per curve, anchored at p = 0 (raw) and p = 1
     (full HE) where the same attack ran on those views; right: upload at each measured p. Markers only: nothing
@@ -280,6 +288,8 @@ def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] |
                 label=label,
             )
             ticks |= {a.ratio for a in points}
+            for a in points:
+                _recovered_note(ax[0], a, a.ratio)
             ends = anchors(attacks, points[0])
             for end, marker, name in (
                 (ends.raw, "s", "p = 0: raw, nothing encrypted"),
@@ -299,11 +309,12 @@ def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] |
                     color="#333333",
                     label=f"{name} ({attack_name(end)})",
                 )
+                _recovered_note(ax[0], end, 0.0 if marker == "s" else 1.0)
         ax[0].set_xlim(-0.05, 1.05)
         ax[0].set_xticks(sorted(ticks))
         ax[0].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
         ax[0].set_xlabel("fraction of parameters encrypted (p)", fontsize=LABEL_SIZE)
-        ax[0].set_ylabel("reconstruction SSIM\n(mean, ± std bounded)", fontsize=LABEL_SIZE)
+        ax[0].set_ylabel("reconstruction SSIM\n(mean, ± std bounded; k/n recovered)", fontsize=LABEL_SIZE)
         ax[0].set_ylim(-0.05, 1.05)
         ax[0].tick_params(labelsize=LABEL_SIZE)
         if costs:
@@ -318,6 +329,7 @@ def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] |
                     fontsize=8,
                 )
             ax[1].set_xlim(-0.05, 1.15)
+            ax[1].set_ylim(0, max(costs.values()) / 1e6 * 1.2)
             ax[1].set_xticks(xs)
             ax[1].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
             ax[1].set_xlabel("fraction of parameters encrypted (p)", fontsize=LABEL_SIZE)

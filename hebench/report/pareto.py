@@ -15,6 +15,7 @@ beats nor loses to anything, and the option it belongs to cannot be dominated th
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -107,8 +108,10 @@ class Decision:
         return f"{'at least ' if self.status == 'too few' else ''}{self.more} more {word}"
 
 
+@functools.lru_cache(maxsize=4096)
 def decide(a: Interval | None, b: Interval | None) -> Decision:
-    """Compare two figures on the evidence each carries (see the module's docstring)."""
+    """Compare two figures on the evidence each carries (see the module's docstring); cached, as a Pareto set
+    asks the same question many times."""
     if a is None or b is None:
         return Decision(None, "unknown")
     if a.unstable or b.unstable:
