@@ -39,7 +39,12 @@ def said(d: Decision, contended: bool = False) -> str:
         return f"not enough evidence: one steady round has no spread; {d.needs()} would decide it"
     if d.status == "undecided":
         return f"not enough evidence: {d.needs()} would decide it"
-    return {"no difference": "no difference", "unstable": "unstable", "unknown": "not measured"}[d.status]
+    return {
+        "no difference": "no difference",
+        "too small": "no clear difference: too small to decide in 1,000 more rounds",
+        "unstable": "unstable: left out",
+        "unknown": "not measured",
+    }[d.status]
 
 
 def offload_lines(rows: Sequence[SummaryRow], contended: bool = False) -> list[str]:

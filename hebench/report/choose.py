@@ -91,6 +91,7 @@ class Choice:
     dominated: dict[str, list[str]]  # name -> the names that dominate it
     pending: dict[str, list[tuple[str, list[tuple[str, Decision]]]]] = field(default_factory=dict)
     decided: bool = False  # some difference between two of them is clear (or there is one): the set says something
+    thin: list[str] = field(default_factory=list)  # costs measured over one steady round only: no spread
 
     @property
     def table(self) -> dict[str, dict[str, Interval | None]]:
@@ -118,14 +119,19 @@ def decide_set(options: Sequence[Option]) -> Choice:
         for other in table:
             if other != name and (needs := would_dominate(table[other], table[name], ranked)):
                 pending.setdefault(name, []).append((other, needs))
-    decided = len(table) < 2 or any(  # one option is its own set; two or more need a clear difference
-        decide(table[a].get(m), table[b].get(m)).status == "clear"
-        for a in table
-        for b in table
-        if a < b
-        for m in ranked
+    # a cost no configuration has a spread for (one steady round) can rank nothing, and every set depends on it
+    thin = [m for m in ranked if m != LEAKAGE and all((v := o.costs.get(m)) is None or v.n < 2 for o in measured)]
+    decided = not thin and (
+        len(table) < 2  # one option is its own set; two or more need a clear difference
+        or any(
+            decide(table[a].get(m), table[b].get(m)).status == "clear"
+            for a in table
+            for b in table
+            if a < b
+            for m in ranked
+        )
     )
-    return Choice(ranked, unranked, measured, members, dominated, pending, decided)
+    return Choice(ranked, unranked, measured, members, dominated, pending, decided, thin)
 
 
 def evidence_line(choice: Choice) -> str:
@@ -146,7 +152,7 @@ def evidence_line(choice: Choice) -> str:
 
 
 def _needs(decisions: Sequence[tuple[str, Decision]]) -> str:
-    return ", ".join(f"{SHORT[m]}: {d.needs() or 'no number of ' + d.unit}" for m, d in decisions)
+    return ", ".join(f"{SHORT[m]}: {d.needs() or 'over 1,000 more ' + d.unit}" for m, d in decisions)
 
 
 def pending_lines(choice: Choice) -> list[str]:
@@ -181,10 +187,13 @@ def choose(options: Sequence[Option]) -> list[str]:
         out.append(f"Not ranked on {NAMES[m]}: {why}; the figures are shown, not compared.")
     by_name = {o.name: o for o in choice.options}
     if not choice.decided:
-        out.append(
-            f"Not enough evidence for a Pareto set: no difference between these {len(choice.options)} "
-            "configurations is clear at 95 %. Their figures:"
+        why = (
+            f"one steady round per configuration gives {', '.join(NAMES[m] for m in choice.thin)} no spread, so "
+            "no cost difference can count (at least 1 more round would give one)"
+            if choice.thin
+            else f"no difference between these {len(choice.options)} configurations is clear at 95 %"
         )
+        out.append(f"Not enough evidence for a Pareto set: {why}. Their figures:")
         out += [option_line(o, measures) for o in choice.options]
         out += pending_lines(choice)
         out += _apart(options, choice, measures)

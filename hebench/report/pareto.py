@@ -89,9 +89,10 @@ class Decision:
     """How ``a`` compares with ``b`` (lower is better) and on what evidence.
 
     ``sign``: -1 ``a`` clearly lower, 1 clearly higher, 0 no clear difference, None not comparable.
-    ``status``: clear, no difference (nothing would decide it: equal figures or overlapping exact bands),
-    undecided (``more`` more rounds/images per side would decide it, if the figures held), too few
-    (no spread yet: at least ``more`` more), unstable, or unknown (a figure is missing).
+    ``status``: clear, no difference (equal figures, or overlapping exact bands), too small (a difference
+    that over MAX_MORE more rounds/images would not decide), undecided (``more`` more rounds/images per side
+    would decide it, if the figures held), too few (no spread yet: at least ``more`` more), unstable, or
+    unknown (a figure is missing).
     """
 
     sign: int | None
@@ -108,6 +109,12 @@ class Decision:
         return f"{'at least ' if self.status == 'too few' else ''}{self.more} more {word}"
 
 
+def _unclear(more: int | None, equal: bool) -> str:
+    if more:
+        return "undecided"
+    return "no difference" if equal else "too small"
+
+
 @functools.lru_cache(maxsize=4096)
 def decide(a: Interval | None, b: Interval | None) -> Decision:
     """Compare two figures on the evidence each carries (see the module's docstring); cached, as a Pareto set
@@ -121,7 +128,7 @@ def decide(a: Interval | None, b: Interval | None) -> Decision:
         if lo > 0 or hi < 0:
             return Decision(1 if lo > 0 else -1, "clear", "Newcombe (Wilson)", unit="images")
         more = images_to_decide(a.k, a.n, b.k, b.n)
-        return Decision(0, "undecided" if more else "no difference", "Newcombe (Wilson)", more, "images")
+        return Decision(0, _unclear(more, a.k * b.n == b.k * a.n), "Newcombe (Wilson)", more, "images")
     if a.sampled and b.sampled:
         assert a.sd is not None and b.sd is not None
         interval = welch_interval(a.value, a.sd, a.n, b.value, b.sd, b.n)
@@ -131,7 +138,7 @@ def decide(a: Interval | None, b: Interval | None) -> Decision:
         lo, hi = interval
         if lo > 0 or hi < 0:
             return Decision(1 if lo > 0 else -1, "clear", "Welch", unit=a.unit)
-        return Decision(0, "undecided" if more else "no difference", "Welch", more, a.unit)
+        return Decision(0, _unclear(more, a.value == b.value), "Welch", more, a.unit)
     if a.overlaps(b):
         return Decision(0, "no difference", "exact")
     return Decision(-1 if a.hi < b.lo else 1, "clear", "exact")

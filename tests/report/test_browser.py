@@ -50,7 +50,7 @@ def test_report_renders_without_errors(browser, tmp_path):
     with ResultWriter(attack_dir / "attacks.jsonl") as writer:
         run_campaign([AttackPlan(images=1, seeds=1, restarts=1, steps=5)], writer, attack_dir)
     report = build_report(
-        [FIXTURES / "run-offload", FIXTURES / "libraries" / "compare.jsonl", attack_dir / "attacks.jsonl"],
+        [FIXTURES / "run-quickstart", FIXTURES / "libraries" / "compare.jsonl", attack_dir / "attacks.jsonl"],
         tmp_path / "report.html",
     )
     browser.get(report.as_uri())
