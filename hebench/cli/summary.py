@@ -176,7 +176,8 @@ def print_summary(
     console: Console, rows: Sequence[SummaryRow], notes: Sequence[str] = (), run: RunRecord | None = None
 ) -> dict[str, str]:
     """The summary tables, the legend of short keys, offload against its twin (judged on evidence), then one
-    entry per note; returns the keys used."""
+    entry per note; returns the keys used. ``run``: the run record, whose load flags say whether round times
+    may be judged (without it they are not)."""
     from hebench.report.advice import offload_lines
 
     keys = label_keys([r.config for r in rows])
@@ -187,8 +188,7 @@ def print_summary(
         "[dim]CPU: CPU time (OS accounting) of a party's process, or of a pooled or flower-sim client's own "
         "thread; wall: elapsed time; ×raw: ratio to raw.[/]"
     )
-    busy = contended(run, rows)
-    print_lines(console, "verdict", "bold", offload_lines(rows, bool(busy)), keys)
+    print_lines(console, "verdict", "bold", offload_lines(rows, contended(run, rows)), keys)
     print_lines(console, "note", "yellow", [*summary_notes(rows), *notes], keys)
     return keys
 
@@ -208,6 +208,6 @@ def print_verdicts(
     from hebench.report.options import options_for
 
     keys = keys if keys is not None else label_keys([r.config for r in rows])
-    options = options_for(rows, attacks, contended=bool(contended(run, rows)))
+    options = options_for(rows, attacks, contended=contended(run, rows))  # unknown (no run record): not ranked
     console.print("what to choose (the report's verdicts; raw is the reference):")
     print_lines(console, "", "", [*choose(options), *defence_lines(attacks)], keys)

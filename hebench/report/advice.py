@@ -29,8 +29,11 @@ def versus(a: Sequence[float], b: Sequence[float]) -> Decision:
     return decide(Interval.of(a), Interval.of(b))
 
 
-def said(d: Decision, contended: bool = False) -> str:
-    """``clear``, ``no clear difference: 3 more rounds would decide it``, ... for a figure in a sentence."""
+def said(d: Decision, contended: bool | None = False) -> str:
+    """``clear``, ``not enough evidence: 3 more rounds would decide it``, ... for a figure in a sentence.
+    ``contended``: the wall times include waiting for a core (None: not known, so not judged either)."""
+    if contended is None:
+        return "not ranked: the run's CPU contention is not known here"
     if contended:
         return "not ranked: wall time under CPU contention"
     if d.status == "clear":
@@ -47,8 +50,9 @@ def said(d: Decision, contended: bool = False) -> str:
     }[d.status]
 
 
-def offload_lines(rows: Sequence[SummaryRow], contended: bool = False) -> list[str]:
-    """Offload against its host-side twin: host CPU, total CPU (host + engine) and round time, each judged."""
+def offload_lines(rows: Sequence[SummaryRow], contended: bool | None = False) -> list[str]:
+    """Offload against its host-side twin: host CPU, total CPU (host + engine) and round time, each judged
+    (round time only when the run is known not to have been under CPU contention)."""
     out = []
     by_name = {r.config: r for r in rows}
     for r in rows:

@@ -108,6 +108,8 @@ def decide_set(options: Sequence[Option]) -> Choice:
             "wall times measured under CPU contention (load above the cores, or more party processes than "
             "cores) include waiting for a core"
         )
+    elif "time" in measures and any(o.contended is None for o in measured):
+        unranked["time"] = "whether the wall times include waiting for a core is not known here"
     if LEAKAGE in measures and not any(o.recovered for o in measured):
         unranked[LEAKAGE] = "these attack records do not say how many images were recovered"
     ranked = [m for m in measures if m not in unranked]

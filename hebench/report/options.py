@@ -54,7 +54,7 @@ class Option:
     baseline: bool = False  # the run's raw row: every ratio is taken against it
     kind: str = "other"  # what the chart's marker shape tells apart (see kind_of)
     engines: bool = False  # offload: an engine does the HE, so total CPU differs from host CPU
-    contended: bool = False  # its run's wall times include waiting for a core (load flags)
+    contended: bool | None = False  # its run's wall times include waiting for a core (load flags); None: unknown
 
     @property
     def name(self) -> str:
@@ -150,7 +150,7 @@ def options_for(
     attacks: Sequence[AttackSummaryRecord] = (),
     run: str = "",
     modelled: Mapping[str, ModelledCostRecord] | None = None,
-    contended: bool = False,
+    contended: bool | None = False,
 ) -> list[Option]:
     """One option per row (raw included, marked the baseline), costs ×raw with their per-round evidence.
 

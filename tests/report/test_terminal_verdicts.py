@@ -74,3 +74,12 @@ def test_enough_rounds_give_verdicts_with_their_evidence():
     text = " ".join(_printed(8).split())  # as read, whatever the line breaks
     assert "Evidence: costs by Welch's 95 % interval" in text
     assert "Against iDLG" in text and "4 more images each would decide it" in text
+
+
+def test_round_time_is_judged_only_when_the_run_is_known_uncontended():
+    from hebench.report.advice import offload_lines
+
+    rows = summarize_run(read_records(extended_run_path(8) / "results.jsonl").records)
+    assert "round time" in offload_lines(rows, None)[0] and "contention is not known" in offload_lines(rows, None)[0]
+    assert "not ranked: wall time under CPU contention" in offload_lines(rows, True)[0]
+    assert "not ranked" not in offload_lines(rows, False)[0]
