@@ -1,16 +1,29 @@
-"""The run summary ``hebench run`` prints: narrow tables (80 columns) over steady rounds, then notes."""
+"""The run summary ``hebench run`` prints: narrow tables (80 columns) over steady rounds, notes, then verdicts.
+
+Notes and verdicts are wrapped here, whole entries kept on one line ("host-he/tenseal-ckks 5" never split),
+long labels replaced by the legend's short keys. Every verdict comes from :mod:`hebench.report` with its
+evidence, as the HTML report prints it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from hebench.cli.legend import label_keys, print_legend
 from hebench.results import units as U
+from hebench.results.records import AttackSummaryRecord, RunRecord
 from hebench.results.summary import SummaryRow
+
+INDENT = "      "  # continuation lines of a note or verdict
+SHORT_LABEL = 8  # labels this short are kept in notes and verdicts, not replaced by their key
+NBSP = "\u00a0"
 
 
 def _ratio(r: float | None) -> str:
@@ -79,9 +92,9 @@ def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Tab
 
 def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
     table = _table(
-        "offload against its host-he twin (measured)",
+        "offload against its host-he twin (measured; total CPU: host + engine)",
         "config",
-        ("host CPU\nsaved", "engine\nCPU", "host↔engine\nbytes", "round wall\n×host-he"),
+        ("host CPU\nsaved", "engine\nCPU", "total CPU\n×raw", "host↔engine\nbytes", "wall\n×host-he"),
     )
     for r in rows:
         saved = r.host_cpu_saved_vs_host_he
@@ -89,6 +102,7 @@ def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
             keys[r.config],
             U.MISSING if saved is None else f"{100 * saved:.0f} %",
             U.fmt_seconds(r.engine_cpu_s_per_round),
+            _ratio(r.total_cpu_overhead_vs_raw),
             U.fmt_bytes(r.host_engine_bytes_per_round),
             _ratio(r.round_time_vs_host_he),
         )
@@ -96,7 +110,7 @@ def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
 
 
 def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
-    """What the figures above do not say by themselves: warm-up included, projections."""
+    """What the figures above do not say by themselves: warm-up included, the offload twin, projections."""
     notes = []
     cold = [r.config for r in rows if r.includes_warmup]
     if cold:
@@ -107,15 +121,65 @@ def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
     for r in rows:
         if r.uses_engines:
             twin = r.host_he_twin or "no host-he configuration with the same settings"
-            notes.append(f"offload {r.config} is compared with its host-he twin: {twin}")
+            notes.append(f"{r.config} (offload) is compared with its host-he twin, {twin}")
         if r.projected_engine_s:
             p = r.projected_engine_s
             notes.append(f"{r.config}: engine time projected on {p.device}: {U.fmt_seconds(p.total_s)} per round")
     return notes
 
 
-def print_summary(console: Console, rows: Sequence[SummaryRow], notes: Sequence[str] = ()) -> dict[str, str]:
-    """The summary tables, the legend of short keys, then one line per note; returns the keys used."""
+def shortened(text: str, keys: Mapping[str, str]) -> str:
+    """``text`` with each configuration label replaced by its short key (when the legend uses keys), longest
+    label first, so ``host-he/x/sel-0.1`` never becomes ``#2/sel-0.1``."""
+    for label in sorted(keys, key=len, reverse=True):
+        if keys[label] != label and len(label) > SHORT_LABEL:  # "raw" stays raw: it is also a word in the text
+            text = re.sub(rf"(?<![\w/.-]){re.escape(label)}(?![\w/-])", keys[label], text)
+    return text
+
+
+def wrapped(text: str, width: int, first: str = "") -> list[str]:
+    """Lines of at most ``width`` columns (a word longer than that stays whole), breaking only between entries:
+    a label and the number after it ("raw 5") stay together, and continuation lines are indented."""
+    glued = text.replace(" ± ", f"{NBSP}±{NBSP}")
+    glued = re.sub(r"(?<=\S) (?=[(]?[\d.]+(?:\s?%)?[),:;]?(?:\s|$))", NBSP, glued)
+    lines = textwrap.wrap(
+        first + glued,
+        width=max(width, 20),
+        subsequent_indent=INDENT,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [line.replace(NBSP, " ") for line in lines]
+
+
+def print_lines(console: Console, label: str, style: str, lines: Sequence[str], keys: Mapping[str, str]) -> None:
+    """Each line as ``label: text`` wrapped at the console's width, ``label:`` in ``style``, keys for labels."""
+    for line in lines:
+        out = wrapped(shortened(line, keys), console.width, f"{label}: " if label else "- ")
+        for i, piece in enumerate(out):
+            text = Text(piece)
+            if i == 0 and label:
+                text.stylize(style, 0, len(label) + 1)
+            console.print(text, soft_wrap=True, highlight=False)
+
+
+def contended(run: RunRecord | None, rows: Sequence[SummaryRow]) -> bool | None:
+    """Whether the run's wall times include waiting for a core (None: not known without its run record)."""
+    if run is None:
+        return None
+    from hebench.results.load_flags import load_notes
+
+    return bool(load_notes(run, rows))
+
+
+def print_summary(
+    console: Console, rows: Sequence[SummaryRow], notes: Sequence[str] = (), run: RunRecord | None = None
+) -> dict[str, str]:
+    """The summary tables, the legend of short keys, offload against its twin (judged on evidence), then one
+    entry per note; returns the keys used. ``run``: the run record, whose load flags say whether round times
+    may be judged (without it they are not)."""
+    from hebench.report.advice import offload_lines
+
     keys = label_keys([r.config for r in rows])
     print_legend(console, keys)
     for table in summary_tables(rows, keys):
@@ -124,6 +188,26 @@ def print_summary(console: Console, rows: Sequence[SummaryRow], notes: Sequence[
         "[dim]CPU: CPU time (OS accounting) of a party's process, or of a pooled or flower-sim client's own "
         "thread; wall: elapsed time; ×raw: ratio to raw.[/]"
     )
-    for note in [*summary_notes(rows), *notes]:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    print_lines(console, "verdict", "bold", offload_lines(rows, contended(run, rows)), keys)
+    print_lines(console, "note", "yellow", [*summary_notes(rows), *notes], keys)
     return keys
+
+
+def print_verdicts(
+    console: Console,
+    rows: Sequence[SummaryRow],
+    attacks: Sequence[AttackSummaryRecord],
+    run: RunRecord | None = None,
+    keys: Mapping[str, str] | None = None,
+) -> None:
+    """ "What to choose" and which protections defended, as the report says them, each with its evidence
+    (Welch over steady rounds for costs, Wilson/Newcombe for images recovered); to print after the leakage
+    table. ``run``: the run record, whose load flags keep contended round times out of the ranking."""
+    from hebench.report.advice import defence_lines
+    from hebench.report.choose import choose
+    from hebench.report.options import options_for
+
+    keys = keys if keys is not None else label_keys([r.config for r in rows])
+    options = options_for(rows, attacks, contended=contended(run, rows))  # unknown (no run record): not ranked
+    console.print("what to choose (the report's verdicts; raw is the reference):")
+    print_lines(console, "", "", [*choose(options), *defence_lines(attacks)], keys)

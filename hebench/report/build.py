@@ -12,37 +12,43 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from hebench import __version__
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
-from hebench.report.advice import advise
-from hebench.report.choose import choose
-from hebench.report.leakage_chart import chart_size, cost_leakage
+from hebench.report.advice import advise, defence_lines, library_advice, offload_lines, privacy_advice
+from hebench.report.choose import choose, recovered_text
+from hebench.report.defended import attack_name
+from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
-from hebench.report.options import Option, options_for, steady_round_ratios
+from hebench.report.options import Option, options_for
+from hebench.report.pareto import Interval
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes
 from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundRecord, RunFailedRecord
 from hebench.results.suite_diff import suite_differences
 from hebench.results.summary import SummaryRow
 
-# (row field, CSV header with its unit, cell formatter): CPU is OS-accounted process CPU time, wall is elapsed
-COST_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
-    ("config", "configuration", str),
-    ("accuracy", "accuracy", U.fmt_number),
-    ("client_cpu_s_per_round", "client CPU s/round", U.fmt_seconds),
-    ("engine_cpu_s_per_round", "engine CPU s/round", U.fmt_seconds),
-    ("upload_bytes_per_client_round", "upload B/round", U.fmt_bytes),
-    ("bytes_overhead_vs_raw", "upload ×raw", U.fmt_ratio),
-    ("cpu_overhead_vs_raw", "client CPU ×raw", U.fmt_ratio),
-    ("round_wall_s", "round wall s", U.fmt_seconds),
-    ("flower_round_wall_s", "Flower round wall s", U.fmt_seconds),
-    ("peak_rss_bytes", "peak RSS B", U.fmt_bytes),
-    ("max_abs_error", "max error", lambda v: U.MISSING if v is None else f"{v:.2g}"),
-    ("steady_rounds", "steady rounds", U.fmt_number),
-    ("warmup_rounds", "warm-up rounds", U.fmt_number),
+# (row field, CSV header with its unit, HTML header, cell formatter): CPU is OS-accounted process CPU time, wall is
+# elapsed; the CSV holds plain numbers in the header's unit, the HTML cells carry their own unit (ms, kB, MB)
+COST_COLUMNS: list[tuple[str, str, str, Callable[[Any], str]]] = [
+    ("config", "configuration", "configuration", str),
+    ("accuracy", "accuracy", "accuracy", U.fmt_number),
+    ("client_cpu_s_per_round", "client CPU s/round", "host CPU per round", U.fmt_seconds),
+    ("engine_cpu_s_per_round", "engine CPU s/round", "engine CPU per round", U.fmt_seconds),
+    ("total_cpu_s_per_round", "total CPU s/round", "total CPU (host + engine)", U.fmt_seconds),
+    ("upload_bytes_per_client_round", "upload B/round", "upload per round", U.fmt_bytes),
+    ("bytes_overhead_vs_raw", "upload ×raw", "", U.fmt_ratio),
+    ("cpu_overhead_vs_raw", "client CPU ×raw", "", U.fmt_ratio),
+    ("total_cpu_overhead_vs_raw", "total CPU ×raw", "", U.fmt_ratio),
+    ("round_wall_s", "round wall s", "round wall", U.fmt_seconds),
+    ("flower_round_wall_s", "Flower round wall s", "Flower round wall", U.fmt_seconds),
+    ("peak_rss_bytes", "peak RSS B", "peak RSS", U.fmt_bytes),
+    ("max_abs_error", "max error", "max error", lambda v: U.MISSING if v is None else f"{v:.2g}"),
+    ("steady_rounds", "steady rounds", "steady rounds", U.fmt_number),
+    ("warmup_rounds", "warm-up rounds", "", U.fmt_number),
 ]
 # the overhead table: ratios to raw and the spread over steady rounds behind them
 OVERHEAD_HEADER = [
@@ -50,6 +56,7 @@ OVERHEAD_HEADER = [
     "client CPU ×raw",
     "client CPU s min",
     "client CPU s max",
+    "total CPU ×raw",
     "upload ×raw",
     "upload B min",
     "upload B max",
@@ -77,7 +84,13 @@ def _table(files: Path, name: str, header: list[str], values: list[list[Any]], c
     return {"header": header, "rows": cells, "csv": write_csv(files / f"{name}.csv", header, values).name}
 
 
+def _times(r: float | None) -> str:
+    """``4.51×``: a ratio under a ×raw header."""
+    return U.MISSING if r is None else f"{r:.3g}×"
+
+
 def _overhead_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
+    engines = any(r.uses_engines for r in rows)
     values, cells = [], []
     for r in rows:
         cpu, up, wall = r.client_cpu_s_spread, r.upload_bytes_spread, r.round_wall_s_spread
@@ -86,6 +99,7 @@ def _overhead_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
                 r.config,
                 r.cpu_overhead_vs_raw,
                 *(cpu or (None, None)),
+                r.total_cpu_overhead_vs_raw,
                 r.bytes_overhead_vs_raw,
                 *(up or (None, None)),
                 r.round_time_vs_raw,
@@ -95,25 +109,50 @@ def _overhead_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
         cells.append(
             [
                 r.config,
-                U.fmt_ratio(r.cpu_overhead_vs_raw),
+                _times(r.cpu_overhead_vs_raw),
                 U.fmt_spread(cpu, "s"),
-                U.fmt_ratio(r.bytes_overhead_vs_raw),
+                *([_times(r.total_cpu_overhead_vs_raw)] if engines else []),
+                _times(r.bytes_overhead_vs_raw),
                 U.fmt_spread(up, "B"),
-                U.fmt_ratio(r.round_time_vs_raw),
+                _times(r.round_time_vs_raw),
                 U.fmt_spread(wall, "s"),
             ]
         )
     header = [
         "configuration",
-        "client CPU ×raw",
-        "client CPU range",
+        "host CPU ×raw",
+        "host CPU range",
+        *(["total CPU ×raw (host + engine)"] if engines else []),
         "upload ×raw",
         "upload range",
         "round wall ×raw",
         "round wall range",
     ]
     table = _table(files, f"{prefix}-overhead", OVERHEAD_HEADER, values, cells)
-    return {**table, "header": header}
+    return _without_empty_columns({**table, "header": header})
+
+
+def _without_empty_columns(table: dict) -> dict:
+    """The table without the columns where every row is missing (a Flower column in a local run)."""
+    keep = [i for i in range(len(table["header"])) if i == 0 or any(row[i] != U.MISSING for row in table["rows"])]
+    return {
+        **table,
+        "header": [table["header"][i] for i in keep],
+        "rows": [[row[i] for i in keep] for row in table["rows"]],
+    }
+
+
+def _costs_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
+    """Costs per configuration: the CSV with every column in plain numbers, the HTML with the shown ones."""
+    shown = [(k, h, f) for k, _, h, f in COST_COLUMNS if h]
+    table = _table(
+        files,
+        f"{prefix}-costs",
+        [h for _, h, _, _ in COST_COLUMNS],
+        [[getattr(r, k) for k, _, _, _ in COST_COLUMNS] for r in rows],
+        [[f(getattr(r, k)) if getattr(r, k) is not None else U.MISSING for k, _, f in shown] for r in rows],
+    )
+    return _without_empty_columns({**table, "header": [h for _, h, _ in shown]})
 
 
 def _steady_note(rows: list[SummaryRow]) -> str:
@@ -138,21 +177,16 @@ def _steady_note(rows: list[SummaryRow]) -> str:
     return " ".join(parts)
 
 
-CHART_CAPTION = (
-    "Cost against leakage, one point per configuration: x = cost as a multiple of raw (log), the mean over "
-    "steady rounds (every round after the first, a warm-up; bars: their range), y = the best attack's SSIM "
-    "against what that configuration's aggregator saw (bars: ± std "
-    "over images and seeds); the legend gives each configuration's accuracy change against raw. Dashed: the "
-    "Pareto frontier (lower cost and lower leakage; ties kept), over measured protections "
-    "only. Hollow diamonds are modelled, not measured. Configurations with no attack sit on the strip below."
-)
+def contended(source: Source) -> bool:
+    """The run's wall times include waiting for a core (its load flags)."""
+    return bool(load_notes(source.run, source.rows))
 
 
 def run_options(source: Source, attacks: list[Any] | None = None, run: str = "") -> list[Option]:
     """The source's configurations as chart/advice options: its own attacks, or ``attacks`` when given."""
     chosen = source.attacks if attacks is None else attacks
     modelled = {m.config: m for m in source.of(ModelledCostRecord)}
-    return options_for(source.rows, chosen, steady_round_ratios(source.records), run, modelled)
+    return options_for(source.rows, chosen, run, modelled, contended(source))
 
 
 def run_section(
@@ -172,10 +206,12 @@ def run_section(
         "remarks": [],  # shown with the run's costs
         "failure": failure_text(failure) if failure else None,
         "load": load_notes(source.run, rows),
-        "advice": advise(rows, [], []),
+        "advice": [],
         "choose": [],
         "chart": None,
+        "chart_caption": "",
         "cycles": any(p.cycles_source for p in source.of(PartyRoundRecord)),
+        "offload_lines": [],
     }
     if not rows:
         return section
@@ -195,21 +231,18 @@ def run_section(
         )
     prefix = f"run{idx}"
     section["steady"] = _steady_note(rows)
-    section["table"] = _table(
-        files,
-        f"{prefix}-costs",
-        [h for _, h, _ in COST_COLUMNS],
-        [[getattr(r, k) for k, _, _ in COST_COLUMNS] for r in rows],
-        [[f(getattr(r, k)) if getattr(r, k) is not None else U.MISSING for k, _, f in COST_COLUMNS] for r in rows],
-    )
+    section["table"] = _costs_table(rows, files, prefix)
     section["overhead"] = _overhead_table(rows, files, prefix)
     options = run_options(source, attacks)
     section["choose"] = choose(options)
+    section["advice"] = advise(rows, contended(source)) + defence_lines(source.attacks if attacks is None else attacks)
     section["chart"] = figs.add(f"{prefix}-cost-leakage", cost_leakage(options), size=chart_size(options))
+    section["chart_caption"] = chart_caption(options)
     section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]
     cost_panels = [
         ("client_cpu_s_per_round", "host CPU (s)", 1.0),
         ("engine_cpu_s_per_round", "engine CPU (s)", 1.0),
+        *([("total_cpu_s_per_round", "total CPU (s)", 1.0)] if any(r.uses_engines for r in rows) else []),
         ("upload_bytes_per_client_round", "upload (MB)", 1e-6),
         ("peak_rss_bytes", "peak RSS (MB)", 1e-6),
     ]
@@ -223,7 +256,7 @@ def run_section(
     if any(getattr(r, key) for r in rows for key, _, _ in cost_panels):
         section["figures"].append(
             (
-                "Host CPU, engine CPU and traffic per client per round",
+                "CPU time (host, engine and their total under offload), upload and peak memory per client per round",
                 figs.add(f"{prefix}-costs", F.paired_bars(rows, cost_panels), size=(9, 3.4)),
             )
         )
@@ -262,12 +295,14 @@ def run_section(
     section["model_csv"] = {
         m.metric: write_csv(
             files / f"{prefix}-model-{m.metric}.csv",
-            ["mechanism", "coefficient ×raw"],
-            list((m.coefficients or {}).items()),
+            ["mechanism or configuration", "coefficient ×raw", "measured ×raw", "predicted ×raw"],
+            [[k, v, None, None] for k, v in (m.coefficients or {}).items()]
+            + [[c, None, meas, pred] for c, (meas, pred) in m.predicted.items()],
         ).name
         for m in section["models"]
     }
     section["offload"] = [r for r in rows if r.uses_engines]
+    section["offload_lines"] = offload_lines(rows, contended(source))
     return section
 
 
@@ -330,6 +365,7 @@ def combined_section(sources: list[Source], figs: F.FigureSet) -> dict[str, Any]
         "runs": names,
         "choose": choose(options),
         "chart": figs.add("combined-cost-leakage", cost_leakage(options), size=chart_size(options)),
+        "chart_caption": chart_caption(options, combined=True),
     }
 
 
@@ -373,9 +409,13 @@ def library_section(libraries: list[dict[str, Any]], figs: F.FigureSet, files: P
             ]
         )
     sizes = sorted({r["size"] for r in libraries})
+    cells = [[_fmt(v) for v in row] for row in rows]
+    costs, keys = (0, 1, 2, 3, 4, 5, 6, 7, 14), (0, 1, 8, 9, 10, 11, 12, 13)  # two tables: each fits 800 px
     return {
-        "header": header,
-        "rows": [[_fmt(v) for v in row] for row in rows],
+        "tables": [
+            {"header": [header[i] for i in cols], "rows": [[row[i] for i in cols] for row in cells]}
+            for cols in (costs, keys)
+        ],
         "csv": write_csv(files / "libraries.csv", header, rows).name,
         "figures": [
             (f"Per-operation cost at {s:,} values (log scale)", figs.add(f"libraries-{s}", F.library_ops(libraries, s)))
@@ -385,37 +425,87 @@ def library_section(libraries: list[dict[str, Any]], figs: F.FigureSet, files: P
     }
 
 
+SCORES = (("ssim", "SSIM", ".2f"), ("psnr", "PSNR dB", ".1f"), ("uqi", "UQI", ".2f"), ("vifp", "VIFp", ".2f"))
+
+
+def score_cell(scores: dict[str, Any], metric: str, spec: str = ".2f") -> str:
+    """``0.42 ± 0.59`` over the attack's images and seeds; one image shows no spread; never ``-0.00``."""
+    return U.fmt_score(scores.get(metric), int(scores.get("n", 0) or 0), spec)
+
+
+def privacy_caption(attacks: list[Any]) -> str:
+    """Says which attack ran, against which masks, from p = 0 to p = 1."""
+    names = sorted({attack_name(a) for a in attacks})
+    masks = sorted({a.mask for a in attacks if a.mask})
+    return (
+        f"Leakage: {' / '.join(names)} reconstruction SSIM (mean; bars ± std over images and seeds, bounded by the "
+        f"lowest and highest SSIM seen) against the fraction of parameters encrypted p, for the "
+        f"{' and '.join(masks)} mask{'s' if len(masks) > 1 else ''} that ran, with p = 0 (raw: nothing "
+        "encrypted) and p = 1 (full HE) where the same attack ran on those views; beside each point, the images it "
+        "recovered (SSIM ≥ 0.6) out of those attacked. Right: upload per client per "
+        "round at each measured p. Points are measured; nothing between them was, so no line joins them."
+    )
+
+
 def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> dict[str, Any] | None:
     attacks = [a for s in sources for a in s.attacks]
     if not attacks:
         return None
-    header = ["plan", "encrypted p", "SSIM", "PSNR", "UQI", "VIFp", "label acc", "n"]
-    rows = []
+    header = ["plan", "attack", "encrypted p", "recovered (95 % Wilson)", "SSIM", "PSNR dB", "UQI", "VIFp", "label acc"]
+    csv_header = [
+        "plan",
+        "attack",
+        "encrypted p",
+        "images",
+        "recovered k",
+        "recovered n",
+        "recovered low",
+        "recovered high",
+        "success SSIM",
+    ]
+    for _, name, _ in (*SCORES, ("label_accuracy", "label acc", "")):
+        csv_header += [f"{name} mean", f"{name} std"]
+    rows, values = [], []
     for a in attacks:
         sc = a.scores
-
-        def cell(m: str, sc: dict = sc) -> str:
-            return f"{sc[m]['mean']:.3f} ± {sc[m]['std']:.3f}" if m in sc else "–"
-
+        ok = sc.get("success") or {}
+        rec = Interval.rate(int(ok["k"]), int(ok["n"])) if ok.get("n") else None
         rows.append(
             [
                 a.plan,
+                attack_name(a),
                 f"{a.ratio:g}",
-                cell("ssim"),
-                cell("psnr"),
-                cell("uqi"),
-                cell("vifp"),
-                cell("label_accuracy"),
-                sc.get("n", 0),
+                recovered_text(rec).replace(" recovered", "") if rec else U.MISSING,
+                *(score_cell(sc, key, spec) for key, _, spec in SCORES),
+                score_cell(sc, "label_accuracy", ".1f"),
+            ]
+        )
+        values.append(
+            [
+                a.plan,
+                a.attack,
+                a.ratio,
+                sc.get("n"),
+                ok.get("k"),
+                ok.get("n"),
+                ok.get("low"),
+                ok.get("high"),
+                ok.get("threshold"),
+            ]
+            + [
+                v
+                for key, _, _ in (*SCORES, ("label_accuracy", "", ""))
+                for v in ((sc[key]["mean"], sc[key]["std"]) if key in sc else (None, None))
             ]
         )
     grids = []
     for a in attacks:
         if a.grid and Path(a.grid).exists():
             data = base64.b64encode(Path(a.grid).read_bytes()).decode()
-            sc = a.scores.get("ssim")
-            grids.append({"plan": a.plan, "png": data, "ssim": sc["mean"] if sc else None})
-    frontier = [a for a in attacks if a.mask and "ssim" in a.scores]
+            grids.append(
+                {"plan": a.plan, "png": data, "ssim": score_cell(a.scores, "ssim") if "ssim" in a.scores else None}
+            )
+    frontier = [a for a in attacks if a.mask and "ssim" in a.scores and not a.dry_run]
     costs: dict[float, float] = {}
     for s in sources:
         for r in s.rows:
@@ -426,13 +516,15 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
                 costs[float(sel["ratio"])] = upload
             elif not sel and r.selective_known and r.clients_hold_keys and upload:
                 costs.setdefault(1.0, upload)
-    fig = figs.add("privacy-frontier", F.frontier(frontier, costs or None), size=(9, 3.4)) if frontier else None
+    fig = figs.add("privacy-frontier", F.frontier(attacks, costs or None), size=(9, 3.8)) if frontier else None
     return {
         "header": header,
         "rows": rows,
-        "csv": write_csv(files / "attacks.csv", header, rows).name,
+        "csv": write_csv(files / "attacks.csv", csv_header, values).name,
         "grids": grids,
         "frontier": fig,
+        "caption": privacy_caption(frontier) if frontier else "",
+        "advice": privacy_advice(attacks),
     }
 
 
@@ -479,6 +571,11 @@ def _labelled_sources(sources: list[Source]) -> list[Source]:
     return [replace(s, display=f"{s.path.parent.name}/{s.label}") if names.count(s.label) > 1 else s for s in sources]
 
 
+def breakable(label: Any) -> Markup:
+    """A configuration label that may wrap after each ``/`` (never inside a word), HTML-escaped."""
+    return Markup(str(escape(str(label))).replace("/", "/<wbr>"))
+
+
 def build_report(paths: list[Path], output: Path) -> Path:
     """Write ``output`` (HTML) and ``<stem>_files/`` (figures as PNG/SVG, tables as CSV)."""
     sources = _labelled_sources([load_source(Path(p)) for p in paths])
@@ -491,7 +588,6 @@ def build_report(paths: list[Path], output: Path) -> Path:
     env = environments(sources)
     env["csv"] = write_csv(files / "environment.csv", ["environment", *env["labels"]], env["rows"]).name
     libraries = [lib for s in sources for lib in s.libraries]
-    attacks = [a for s in sources for a in s.attacks]
     context = {
         "title": "hebench report: " + ", ".join(s.label for s in sources),
         "version": __version__,
@@ -512,14 +608,14 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "environments": env,
         "runs": runs,
         "combined": combined_section(sources, figs),
-        "chart_caption": CHART_CAPTION,
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),
-        "advice": advise([], libraries, attacks),
+        "library_advice": library_advice(libraries),
         "files_dir": files.name,
         "missing": [n for s in sources for n in s.notes],
     }
     env = Environment(loader=PackageLoader("hebench.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    env.filters["wbr"] = breakable
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(env.get_template("report.html.j2").render(**context), encoding="utf-8")
     return output

@@ -15,9 +15,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from hebench.report.privacy_curves import privacy_curves
+from hebench.report.defended import attack_name
+from hebench.report.privacy_curves import anchors, privacy_curves
 from hebench.results.records import AttackSummaryRecord, RoundRecord
 from hebench.results.summary import SummaryRow
 
@@ -248,28 +249,92 @@ def library_ops(libraries: list[dict[str, Any]], size: int) -> Callable[[Figure]
     return draw
 
 
+def _bounded_ssim(a: AttackSummaryRecord) -> tuple[float, float, float]:
+    """(mean, below, above): ± std bounded by the lowest and highest SSIM the attack scored."""
+    sc = a.scores["ssim"]
+    mean, std = sc["mean"], sc.get("std", 0.0)
+    lo, hi = max(mean - std, sc.get("min", mean - std)), min(mean + std, sc.get("max", mean + std))
+    return mean, max(mean - lo, 0.0), max(hi - mean, 0.0)
+
+
+def _recovered_note(ax: Axes, a: AttackSummaryRecord, x: float) -> None:
+    """``6/12`` beside a point: the images that attack recovered."""
+    s = a.scores.get("success")
+    if s and s.get("n"):
+        y = a.scores["ssim"]["mean"]
+        ax.annotate(f"{s['k']}/{s['n']}", (x, y), textcoords="offset points", xytext=(7, 3), fontsize=8)
+
+
 def frontier(attacks: Sequence[AttackSummaryRecord], costs: dict[float, float] | None) -> Callable[[Figure], None]:
+    """Leakage against the fraction encrypted p, one marker series per curve, anchored at p = 0 (raw) and p = 1
+    (full HE) where the same attack ran on those views; right: upload at each measured p. Markers only: nothing
+    between measured points was measured, so no line joins them."""
+    curves = privacy_curves(attacks)
+    shapes = "o v ^ < > P X h".split()
+
     def draw(fig: Figure) -> None:
         ax = fig.subplots(1, 2 if costs else 1, squeeze=False)[0]
-        for label, points in privacy_curves(attacks).items():
+        seen: set[int] = set()
+        ticks = {0.0, 1.0}
+        for k, (label, points) in enumerate(curves.items()):
+            ys = [_bounded_ssim(a) for a in points]
             ax[0].errorbar(
                 [a.ratio for a in points],
-                [a.scores["ssim"]["mean"] for a in points],
-                yerr=[a.scores["ssim"]["std"] for a in points],
-                marker="o",
+                [y[0] for y in ys],
+                yerr=[[y[1] for y in ys], [y[2] for y in ys]],
+                fmt=shapes[k % len(shapes)],
+                markersize=7,
                 capsize=3,
                 label=label,
             )
+            ticks |= {a.ratio for a in points}
+            for a in points:
+                _recovered_note(ax[0], a, a.ratio)
+            ends = anchors(attacks, points[0])
+            for end, marker, name in (
+                (ends.raw, "s", "p = 0: raw, nothing encrypted"),
+                (ends.full, "D", "p = 1: full HE"),
+            ):
+                if end is None or id(end) in seen:
+                    continue
+                seen.add(id(end))
+                mean, below, above = _bounded_ssim(end)
+                ax[0].errorbar(
+                    [0.0 if marker == "s" else 1.0],
+                    [mean],
+                    yerr=[[below], [above]],
+                    fmt=marker,
+                    markersize=7,
+                    capsize=3,
+                    color="#333333",
+                    label=f"{name} ({attack_name(end)})",
+                )
+                _recovered_note(ax[0], end, 0.0 if marker == "s" else 1.0)
+        ax[0].set_xlim(-0.05, 1.05)
+        ax[0].set_xticks(sorted(ticks))
+        ax[0].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
         ax[0].set_xlabel("fraction of parameters encrypted (p)", fontsize=LABEL_SIZE)
-        ax[0].set_ylabel("reconstruction SSIM (mean ± std)", fontsize=LABEL_SIZE)
-        ax[0].set_ylim(-0.1, 1.05)
-        ax[0].legend(
-            fontsize=LABEL_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False
-        )  # off the data
+        ax[0].set_ylabel("reconstruction SSIM\n(mean, ± std bounded; k/n recovered)", fontsize=LABEL_SIZE)
+        ax[0].set_ylim(-0.05, 1.05)
+        ax[0].tick_params(labelsize=LABEL_SIZE)
         if costs:
             xs = sorted(costs)
-            ax[1].plot(xs, [costs[x] / 1e6 for x in xs], marker="s", color="#dd8452")
-            ax[1].set_xlabel("fraction of parameters encrypted (p)")
-            ax[1].set_ylabel("upload per client per round (MB)")
+            ax[1].plot(xs, [costs[x] / 1e6 for x in xs], marker="s", linestyle="none", color="#dd8452")
+            for x in xs:
+                ax[1].annotate(
+                    f"{costs[x] / 1e6:.3g} MB",
+                    (x, costs[x] / 1e6),
+                    textcoords="offset points",
+                    xytext=(6, 4),
+                    fontsize=8,
+                )
+            ax[1].set_xlim(-0.05, 1.15)
+            ax[1].set_ylim(0, max(costs.values()) / 1e6 * 1.2)
+            ax[1].set_xticks(xs)
+            ax[1].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+            ax[1].set_xlabel("fraction of parameters encrypted (p)", fontsize=LABEL_SIZE)
+            ax[1].set_ylabel("upload per client per round (MB)", fontsize=LABEL_SIZE)
+            ax[1].tick_params(labelsize=LABEL_SIZE)
+        fig.legend(loc="outside lower center", ncols=2, fontsize=LABEL_SIZE, frameon=False)
 
     return draw

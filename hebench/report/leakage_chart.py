@@ -1,39 +1,48 @@
 """The report's centrepiece: every configuration's cost (×raw, log) against its leakage (best attack's SSIM).
 
-One panel per cost that any configuration has. Attacked configurations sit in the
-upper axes with their SSIM spread; configurations with no attack sit on a strip
-below ("not attacked"), never dropped. Modelled rows are hollow and labelled. The
-Pareto frontier (minimise the cost and the leakage, ties within the spread kept) is
-drawn over measured, attacked configurations only: modelled figures are never mixed in.
+One panel per cost that any configuration has: host CPU, total CPU (host + engine, where an
+engine runs), upload bytes, round time. Attacked configurations sit in the upper axes with
+their SSIM (bars ± std, bounded by the lowest and highest SSIM seen, so inside [0, 1] for
+SSIMs there); configurations with no attack sit on a strip below ("not attacked"), never
+dropped. Marker shapes tell modes apart; modelled rows are hollow diamonds. The Pareto set of
+"what to choose" (decided over every measure at once, on evidence) is ringed in every panel,
+so the chart and the text name the same configurations; with too little evidence nothing is ringed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
+from hebench.report.choose import Choice, decide_set, measures_of
+from hebench.report.defended import ATTACK_NAMES
 from hebench.report.options import COSTS, LEAKAGE, Option
-from hebench.report.pareto import pareto_set
 
-FRONTIER = "Pareto frontier"
+SET_LABEL = "ringed: in the Pareto set (what to choose)"
+MARKERS = {
+    "raw": "o",
+    "host-he": "s",
+    "compact": "p",
+    "offload": "^",
+    "selective": "v",
+    "secagg": "P",
+    "secret-sharing": "X",
+    "dp": "*",
+    "tls": "h",
+    "other": "o",
+}
+MAX_TICKS = 5  # labelled ticks per cost axis
 
 
 def costs_shown(options: Sequence[Option]) -> list[str]:
-    """The costs at least one configuration has: one panel each, none empty."""
-    return [c for c in COSTS if any(o.costs.get(c) is not None for o in options)]
-
-
-def frontier(options: Sequence[Option], cost: str) -> list[Option]:
-    """Measured, attacked protections (raw, the reference, left out) no other dominates on (``cost``, leakage)."""
-    usable = {o.name: o for o in options if not (o.modelled or o.baseline) and o.leakage and o.costs.get(cost)}
-    keep = pareto_set(
-        {k: {cost: o.costs[cost], LEAKAGE: o.measures[LEAKAGE]} for k, o in usable.items()}, (cost, LEAKAGE)
-    )
-    return sorted((usable[k] for k in keep), key=lambda o: o.costs[cost].value)  # type: ignore[union-attr]
+    """The costs at least one configuration has (total CPU only beside an engine): one panel each, none empty."""
+    return [m for m in measures_of(options) if m != LEAKAGE]
 
 
 def legend_columns(options: Sequence[Option]) -> int:
@@ -43,7 +52,7 @@ def legend_columns(options: Sequence[Option]) -> int:
 
 def chart_size(options: Sequence[Option], width: float = 11.0) -> tuple[float, float]:
     """Figure size: tall when some configuration was attacked, a short strip when none was; room for the legend."""
-    lines = -(-(len(options) + 1) // legend_columns(options))  # + the frontier entry
+    lines = -(-(len(options) + 1) // legend_columns(options))  # + the Pareto-set entry
     attacked = 4.4 if any(o.leakage for o in options) else 1.6
     strip = 1.0 if any(not o.leakage for o in options) else 0.0
     return width, attacked + strip + 0.22 * (lines + 1)
@@ -61,14 +70,100 @@ def legend_label(o: Option) -> str:
     return " · ".join(parts)
 
 
+TICK_MANTISSAS = ((1,), (1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.1, 1.2, 1.3, 1.5, 2, 3, 4, 5, 7, 9))
+
+
+def ratio_ticks(lo: float, hi: float, most: int = MAX_TICKS) -> list[float]:
+    """Round ratios between ``lo`` and ``hi``: the coarsest series (1 per decade, then 1-2-5, ...) giving at least
+    3 ticks, at most ``most``, no two closer on the log axis than its span over ``most + 1`` (labels never run
+    together)."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    gap = math.log10(hi / lo) / (most + 1) if hi > lo else 1.0
+    best: list[float] = []
+    for mantissas in TICK_MANTISSAS:
+        series = sorted(
+            m * 10.0**e
+            for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+            for m in mantissas
+            if lo <= m * 10.0**e <= hi
+        )
+        ticks = _spaced(series, gap)
+        while len(ticks) > most:  # many decades: every other one
+            ticks = ticks[::2]
+        if len(ticks) > len(best):
+            best = ticks
+        if len(best) >= 3:
+            break
+    return best or [lo]
+
+
+def _spaced(series: list[float], gap: float) -> list[float]:
+    """The values of ``series`` kept going outwards from the one nearest 1× (so 1× is labelled when in range),
+    each at least ``gap`` decades from the last kept."""
+    if not series:
+        return []
+    start = min(range(len(series)), key=lambda i: abs(math.log10(series[i])))
+    kept = [series[start]]
+    for step in (1, -1):
+        last = series[start]
+        i = start + step
+        while 0 <= i < len(series):
+            if abs(math.log10(series[i] / last)) >= gap:
+                kept.append(series[i])
+                last = series[i]
+            i += step
+    return sorted(kept)
+
+
 def ratio_axis(ax: Axes, values: Sequence[float]) -> None:
-    """Log x with plain ratio labels (``2×``, not ``2×10⁰``); minor ticks labelled only within one decade."""
+    """Log x with plain ratio labels (``2×``, not ``2×10⁰``) at a few round ratios; minor ticks unlabelled."""
     ax.set_xscale("log")
-    ratio = FuncFormatter(lambda x, _: f"{x:.3g}×")
-    ax.xaxis.set_major_formatter(ratio)
-    positive = [v for v in values if v > 0]
-    narrow = bool(positive) and max(positive) / min(positive) < 10
-    ax.xaxis.set_minor_formatter(ratio if narrow else NullFormatter())
+    positive = [v for v in values if v > 0] or [1.0]
+    lo, hi = min(positive) / 1.25, max(positive) * 1.25
+    ax.set_xlim(lo, hi)
+    ax.xaxis.set_major_locator(FixedLocator(ratio_ticks(lo, hi)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}×"))
+    ax.xaxis.set_minor_locator(LogLocator(subs="all"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def members(options: Sequence[Option], choice: Choice | None = None) -> set[str]:
+    """The names the chart rings: the Pareto set of "what to choose" when some difference is clear, else none."""
+    choice = choice or decide_set(options)
+    return set(choice.members) if choice.decided else set()
+
+
+def chart_caption(options: Sequence[Option], combined: bool = False) -> str:
+    """Says what the chart draws, and only that."""
+    attacked = [o for o in options if o.leakage is not None]
+    names = sorted({ATTACK_NAMES.get(o.attack_name or "", o.attack_name or "") for o in attacked} - {""})
+    text = (
+        "Cost against leakage, one point per configuration: x = a cost as a multiple of raw (log), the ratio of "
+        "its mean over steady rounds to raw's (the tables' ratio; bars: the range of the per-round ratios)"
+    )
+    if attacked:
+        text += (
+            f", y = the SSIM of the best {' / '.join(names) or 'attack'} reconstruction from what that "
+            "configuration's aggregator saw (bars: ± std over images and seeds, bounded by the lowest and highest "
+            "SSIM seen)"
+        )
+    text += ". Marker shapes tell modes apart; the legend gives each configuration's accuracy change against raw."
+    if any(o.modelled for o in options):
+        text += " Hollow diamonds are modelled, not measured, and never in the Pareto set."
+    if any(o.leakage is None for o in options):
+        text += " Configurations with no attack sit on the strip below."
+    if any(o.contended for o in options) and any(o.costs.get("time") for o in options):
+        text += " Round time is drawn but not ranked: it was measured under CPU contention."
+    if members(options):
+        text += (
+            " Ringed in every panel: the Pareto set of what to choose below, decided over all costs and leakage at "
+            "once on 95 % intervals."
+        )
+    else:
+        text += " Nothing is ringed: the evidence decides no Pareto set (see below)."
+    if combined:
+        text += " Each run's costs are ratios to its own raw row."
+    return text
 
 
 def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
@@ -78,8 +173,9 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
     unattacked = [o for o in options if o.leakage is None]
     palette = plt.get_cmap("tab20" if len(options) > 10 else "tab10").colors
     colour = {o.name: palette[i % len(palette)] for i, o in enumerate(options)}
+    ringed = members(options)
 
-    def point(ax, o: Option, cost: str, y: float, yerr: Sequence[float] | None = None) -> None:
+    def point(ax: Axes, o: Option, cost: str, y: float, yerr: Sequence[float] | None = None) -> None:
         c = o.costs[cost]
         assert c is not None
         ax.errorbar(
@@ -87,7 +183,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
             [y],
             xerr=[[c.value - c.lo], [c.hi - c.value]],
             yerr=None if yerr is None else [[yerr[0]], [yerr[1]]],
-            fmt="D" if o.modelled else "o",
+            fmt="D" if o.modelled else MARKERS.get(o.kind, "o"),
             markersize=8,
             markerfacecolor="none" if o.modelled else colour[o.name],
             markeredgecolor=colour[o.name],
@@ -97,6 +193,18 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
             label=legend_label(o),
             gid=o.name,
         )
+        if o.name in ringed:
+            ax.scatter(
+                [c.value],
+                [y],
+                s=330,
+                facecolors="none",
+                edgecolors="#333333",
+                linewidths=1.4,
+                zorder=0,
+                label=SET_LABEL,
+                gid="pareto-set",
+            )
 
     def draw(fig: Figure) -> None:
         if not costs:
@@ -112,23 +220,8 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                         leak = o.leakage
                         assert leak is not None
                         point(top, o, cost, leak.value, (leak.value - leak.lo, leak.hi - leak.value))
-                line = frontier(options, cost)
-                if line:
-                    top.plot(
-                        [o.costs[cost].value for o in line],  # type: ignore[union-attr]
-                        [o.leakage.value for o in line],  # type: ignore[union-attr]
-                        color="#444444",
-                        linestyle="--",
-                        linewidth=1.2,
-                        marker="o",
-                        markersize=15,
-                        markerfacecolor="none",
-                        zorder=0,
-                        label=FRONTIER,
-                        gid="pareto-frontier",
-                    )
                 top.set_ylim(-0.05, 1.05)
-                top.set_title(COSTS[cost][0], fontsize=11)
+                top.set_title(COSTS[cost][0], fontsize=10)
                 if col == 0:
                     top.set_ylabel("leakage: best attack's SSIM\n(mean ± std over images, seeds)", fontsize=10)
             if strip is not None:
@@ -140,17 +233,29 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                 if col == 0:
                     strip.set_ylabel("not\nattacked", fontsize=10, rotation=0, ha="right", va="center")
                 if top is None:
-                    strip.set_title(COSTS[cost][0], fontsize=11)
+                    strip.set_title(COSTS[cost][0], fontsize=10)
             bottom = grid[-1][col]
             ratio_axis(bottom, [v for o in options if (c := o.costs.get(cost)) for v in (c.lo, c.hi)])
-            bottom.set_xlabel(f"{COSTS[cost][0]} (log)", fontsize=10)
+            bottom.set_xlabel(f"{COSTS[cost][0].split(' (')[0]} (log)", fontsize=10)
             for ax in grid[:, col]:
                 ax.tick_params(labelsize=9)
                 ax.grid(True, which="major", alpha=0.3)
         handles: dict[str, object] = {}
-        for ax in grid.flat:
-            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-                handles.setdefault(label, h)
+        for o in options:  # one marker per configuration, as drawn (without its bars)
+            handles[legend_label(o)] = Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="D" if o.modelled else MARKERS.get(o.kind, "o"),
+                markersize=8,
+                markerfacecolor="none" if o.modelled else colour[o.name],
+                markeredgecolor=colour[o.name],
+                markeredgewidth=1.6,
+            )
+        if ringed & {o.name for o in options}:  # last: it explains the rings, it is not a configuration
+            handles[SET_LABEL] = Line2D(
+                [], [], linestyle="none", marker="o", markersize=15, markerfacecolor="none", markeredgecolor="#333333"
+            )
         fig.legend(
             handles.values(),
             handles.keys(),

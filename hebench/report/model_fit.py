@@ -1,13 +1,16 @@
-"""An overhead model in the manner of the confidential-FL papers, fitted only where the data can support it.
+"""An overhead model in the manner of the confidential-FL papers, shown only where the data supports it.
 
 Each configuration's cost is written as the raw baseline times (1 + Σ coefficient ×
 mechanism): per-adapter encrypted fraction, offload, per-layer packing. Coefficients
 are signed (a negative one is a saving, e.g. offload's host CPU) and fitted by least
-squares. A cost is fitted only over the mechanisms that can change it: offload
-uploads exactly what host-side HE does, so it has no upload-bytes term. A fit with no
-degrees of freedom (as many coefficients as configurations, R² = 1 by construction),
-or whose mechanisms never vary apart, gives a note instead of numbers; a poor fit
-(R² below POOR_FIT) carries a warning.
+squares. A cost is fitted only over the mechanisms that can change it: offload uploads
+exactly what host-side HE does, so it has no upload-bytes term.
+
+A model is shown only when it can be checked and passes: at least MIN_DOF degrees of
+freedom (configurations − coefficients), R² at least POOR_FIT, and every configuration
+predicted within MAX_MISS of its measured ×raw. Otherwise a note says why, with what the
+best fit would have predicted, so a misfit (e.g. selective encryption, whose cost is not
+linear in the fraction encrypted) is visible rather than averaged away.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import numpy as np
 
 from hebench.results.summary import SummaryRow
 
-POOR_FIT = 0.5
+POOR_FIT = 0.5  # R² below this: the mechanisms do not explain the cost
+MIN_DOF = 2  # fewer degrees of freedom: R² says little, a fit is not shown
+MAX_MISS = 0.2  # a configuration predicted further than this share off its measured ×raw: not shown
 ENCRYPT, OFFLOAD, PER_LAYER = "encrypt", "offload", "per-layer"
 # Which mechanisms can change each cost; a metric not named here may depend on all of them.
 AFFECTS: Mapping[str, frozenset[str]] = {
@@ -40,9 +45,14 @@ class OverheadFit:
     dof: int  # points − independent coefficients
     coefficients: Mapping[str, float] | None = None
     r2: float | None = None
-    residuals: Mapping[str, float] = field(default_factory=dict)
+    residuals: Mapping[str, float] = field(default_factory=dict)  # measured − predicted, in ×raw
+    predicted: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # config -> (measured, predicted) ×raw
     note: str | None = None  # why there are no coefficients
-    warning: str | None = None  # a fit shown, but poor
+    warning: str | None = None  # kept for older callers: a shown fit is never poor now
+
+    @property
+    def shown(self) -> bool:
+        return self.coefficients is not None
 
 
 def features(row: SummaryRow, metric: str = "") -> dict[str, float]:
@@ -93,13 +103,29 @@ def fit(rows: Sequence[SummaryRow], metric: str) -> OverheadFit | None:
         r2 = None
     else:
         r2 = 1.0 - ss_res / ss_tot
-    return OverheadFit(
+    checked = {
         **common,
-        coefficients=dict(zip(names, coef.tolist(), strict=True)),
-        r2=r2,
-        residuals={r.config: float(e) for r, e in zip(usable, b - pred, strict=True)},
-        warning=f"poor fit (R² {r2:.2f} < {POOR_FIT}): these mechanisms do not explain this cost; read the "
-        "coefficients as rough at best"
-        if r2 is not None and r2 < POOR_FIT
-        else None,
-    )
+        "r2": r2,
+        "residuals": {r.config: float(e) for r, e in zip(usable, b - pred, strict=True)},
+        "predicted": {r.config: (float(m + 1), float(p + 1)) for r, m, p in zip(usable, b, pred, strict=True)},
+    }
+    miss = {c: abs(p - m) / m for c, (m, p) in checked["predicted"].items() if m > 0}
+    worst = max(miss, key=lambda c: miss[c], default=None)
+    if dof < MIN_DOF:
+        why = (
+            f"not shown: {len(names)} coefficient(s) from {len(usable)} configuration(s) leaves {dof} degree of "
+            f"freedom, too few to check the model (it needs {MIN_DOF}); add configurations that vary one "
+            "mechanism at a time"
+        )
+    elif r2 is not None and r2 < POOR_FIT:
+        why = f"not shown: poor fit (R² {r2:.2f} < {POOR_FIT}): these mechanisms do not explain this cost"
+    elif worst is not None and miss[worst] > MAX_MISS:
+        m, p = checked["predicted"][worst]
+        why = (
+            f"not shown: the best fit predicts {p:.3g}× raw for {worst} where {m:.3g}× was measured "
+            f"({100 * miss[worst]:.0f} % off; at most {100 * MAX_MISS:.0f} % allowed): this cost is not linear in "
+            "these mechanisms"
+        )
+    else:
+        return OverheadFit(**checked, coefficients=dict(zip(names, coef.tolist(), strict=True)))
+    return OverheadFit(**checked, note=why)

@@ -75,6 +75,7 @@ class SummaryRow:
     warmup_rounds: int = 0  # completed rounds left out of them
     includes_warmup: bool = False  # True: no steady round yet, so the figures include a first (cold) round
     client_cpu_s_rounds: tuple[float, ...] = ()  # per steady round: mean over training clients (CPU time)
+    total_cpu_s_rounds: tuple[float, ...] = ()  # per steady round: host + engine CPU (offload), else host CPU
     upload_bytes_rounds: tuple[float, ...] = ()  # per steady round: mean over training clients
     round_wall_s_rounds: tuple[float, ...] = ()  # per steady round (wall time)
     upload_bytes_spread: Spread | None = None  # min, max over clients and steady rounds
@@ -84,6 +85,8 @@ class SummaryRow:
     download_bytes_per_client_round: float | None = None
     host_engine_bytes_per_round: float | None = None  # offload
     engine_cpu_s_per_round: float | None = None  # offload
+    total_cpu_s_per_round: float | None = None  # host + engine CPU per client (offload); else the host CPU
+    total_cpu_s_spread: Spread | None = None  # min, max over clients and steady rounds
     engine_wall_s: Mapping[str, float | None] = field(default_factory=dict)  # offload: per engine phase
     engine_cores: tuple[int, ...] | None = None
     host_cores: tuple[int, ...] | None = None
@@ -96,6 +99,7 @@ class SummaryRow:
     peak_rss_bytes: int | None = None
     keygen_s: float | None = None
     cpu_overhead_vs_raw: float | None = None
+    total_cpu_overhead_vs_raw: float | None = None  # host + engine CPU against raw's
     bytes_overhead_vs_raw: float | None = None
     round_time_vs_raw: float | None = None
     host_he_twin: str | None = None  # offload: the host-he configuration it is compared with
@@ -265,6 +269,10 @@ def _row(
     def upload(c: PartyRoundRecord) -> float:
         return c.engine.aggregator_bytes_sent if offload and not flower and c.engine else c.bytes_sent
 
+    def total_cpu(c: PartyRoundRecord) -> float:
+        return c.phases.cpu_s(exclude=IDLE) + ((_engine_cpu(c) or 0.0) if offload else 0.0)
+
+    totals = [total_cpu(c) for c in trained]
     uploads = [upload(c) for c in trained]
     walls = [a.round_wall_s for a in aggs if a.round_wall_s is not None]
     loads = [r.load_avg for r in done.values() if r.load_avg is not None]
@@ -285,13 +293,20 @@ def _row(
         tee_modelled=conf.tee is not None,
         accuracy=last.accuracy if last else None,
         loss=last.loss if last else None,
-        max_abs_error=max((r.max_abs_error or 0.0 for r in done.values()), default=None),  # every round
+        # the steady rounds, as every other column (a first round's error is as telling, but kept apart)
+        max_abs_error=max(
+            (r.max_abs_error for k, r in done.items() if k in steady.rounds and r.max_abs_error is not None),
+            default=None,
+        ),
         client_cpu_s_per_round=_mean(cpu),
         client_cpu_s_spread=_spread(cpu),
         steady_rounds=len(steady.rounds),
         warmup_rounds=steady.excluded,
         includes_warmup=steady.cold,
         client_cpu_s_rounds=_per_round(trained, lambda c: c.phases.cpu_s(exclude=IDLE)),
+        total_cpu_s_rounds=_per_round(trained, total_cpu),
+        total_cpu_s_per_round=_mean(totals),
+        total_cpu_s_spread=_spread(totals),
         upload_bytes_rounds=_per_round(trained, upload),
         round_wall_s_rounds=_per_round(aggs, lambda a: a.round_wall_s),
         upload_bytes_spread=_spread(uploads),
@@ -332,6 +347,7 @@ def _compared(rows: list[SummaryRow], calibration: Mapping[str, Any] | None) -> 
     for row in rows:
         extra: dict[str, Any] = {
             "cpu_overhead_vs_raw": _ratio(row, raw, "client_cpu_s_per_round"),
+            "total_cpu_overhead_vs_raw": _ratio(row, raw, "total_cpu_s_per_round"),
             "bytes_overhead_vs_raw": _ratio(row, raw, "upload_bytes_per_client_round"),
             "round_time_vs_raw": _ratio(row, raw, "round_wall_s"),
         }

@@ -53,3 +53,14 @@ def fmt_number(v: float | int | None) -> str:
     if isinstance(v, int):
         return f"{v:,}"
     return f"{v:.4g}"
+
+
+def fmt_score(stats: dict | None, n: int, spec: str = ".2f", sep: str = " ± ") -> str:
+    """An attack score over ``n`` images and seeds: ``0.42 ± 0.59``; one image has no spread, so none is shown
+    (not ``±0.00``); never ``-0.00``."""
+    if stats is None:
+        return MISSING
+    mean = float(format(stats["mean"], spec)) + 0.0  # + 0.0: a rounded -0.0 prints as 0.00
+    if n <= 1:
+        return f"{mean:{spec}}"
+    return f"{mean:{spec}}{sep}{stats['std']:{spec}}"

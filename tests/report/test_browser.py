@@ -1,4 +1,5 @@
-"""The report in real headless Chromium: no console errors, every figure and image rendered."""
+"""The report in real headless Chromium: no console errors, every figure and image rendered, the Pareto set
+ringed on the chart, and no horizontal scrollbar in an 800-pixel window."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_report_renders_without_errors(browser, tmp_path):
     with ResultWriter(attack_dir / "attacks.jsonl") as writer:
         run_campaign([AttackPlan(images=1, seeds=1, restarts=1, steps=5)], writer, attack_dir)
     report = build_report(
-        [FIXTURES / "run-offload", FIXTURES / "libraries" / "compare.jsonl", attack_dir / "attacks.jsonl"],
+        [FIXTURES / "run-quickstart", FIXTURES / "libraries" / "compare.jsonl", attack_dir / "attacks.jsonl"],
         tmp_path / "report.html",
     )
     browser.get(report.as_uri())
@@ -62,10 +63,18 @@ def test_report_renders_without_errors(browser, tmp_path):
     assert any(tag.lower() == "img" for tag, _, _ in sizes)  # the reconstruction grid
     charts = browser.execute_script(
         "return [...document.querySelectorAll('figure.chart svg')].map(e => {const r = e.getBoundingClientRect();"
-        " return [r.width, r.height, e.querySelectorAll('#pareto-frontier').length];});"
+        " return [r.width, r.height, e.querySelectorAll('[id^=pareto-set]').length];});"
     )
     assert len(charts) == 1 and all(w > 0 and h > 0 for w, h, _ in charts), charts  # the cost-vs-leakage chart
+    assert charts[0][2] > 0  # the Pareto set of "what to choose", ringed
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "report.png"))
+    browser.set_window_size(800, 1000)
+    widths = browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+        " [...document.querySelectorAll('table')].map(t => t.getBoundingClientRect().right)];"
+    )
+    assert widths[0] <= widths[1], widths  # no horizontal scrollbar at 800 px
+    assert max(widths[2]) <= widths[1], widths
