@@ -23,6 +23,7 @@ from rich.table import Table
 from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
 from hebench.cli.legend import label_keys, print_legend
 from hebench.errors import ParameterError
+from hebench.results.units import fmt_score
 
 if TYPE_CHECKING:
     from hebench.inversion.evaluate import AttackPlan
@@ -31,8 +32,10 @@ FULL_SUITE = Path(__file__).resolve().parents[2] / "suites" / "privacy-full.yaml
 
 
 def _score(summary: dict, metric: str, spec: str = ".2f") -> str:
-    s = summary["scores"].get(metric)
-    return "-" if s is None else f"{s['mean']:{spec}}±{s['std']:{spec}}"
+    """``mean±std`` over the attacked images (no spread for one image, never ``-0.00``)."""
+    scores = summary["scores"]
+    n = scores.get("n")  # older summaries do not say: show the spread
+    return fmt_score(scores.get(metric), 2 if n is None else int(n), spec, sep="±")
 
 
 def _success(summary: dict) -> str:

@@ -27,6 +27,7 @@ class RunView:
     rows: list[SummaryRow]
     notes: list[str]
     attacks: list[dict[str, Any]]
+    attack_records: tuple[AttackSummaryRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,23 +67,26 @@ def run_view(path: Path) -> RunView:
         *([calibration.note] if calibration.note else []),
         *([failure] if failure else []),
     ]
-    attacks = [r.to_json() for r in records if isinstance(r, AttackSummaryRecord)]
-    return RunView(file, run, rows, notes, attacks)
+    attack_records = tuple(r for r in records if isinstance(r, AttackSummaryRecord))
+    return RunView(file, run, rows, notes, [r.to_json() for r in attack_records], attack_records)
 
 
 def print_run_view(out: Console, view: RunView) -> None:
-    """The summary tables and notes (:func:`hebench.cli.summary.print_summary`), then the leakage table."""
+    """The summary tables and notes (:func:`hebench.cli.summary.print_summary`), the leakage table, then
+    "what to choose" with its evidence (:func:`hebench.cli.summary.print_verdicts`)."""
     from hebench.cli.attack import attack_table
     from hebench.cli.legend import label_keys, print_legend
-    from hebench.cli.summary import print_summary
+    from hebench.cli.summary import print_summary, print_verdicts
 
-    keys = print_summary(out, view.rows, view.notes) if view.rows else {}
+    keys = print_summary(out, view.rows, view.notes, view.run) if view.rows else {}
     if view.attacks:
         plans = [a["plan"] for a in view.attacks]
         if not all(p in keys for p in plans):  # plans beyond the configurations: keys of their own
             keys = label_keys(plans)
             print_legend(out, keys)
         out.print(attack_table(view.attacks, keys))
+    if view.rows:
+        print_verdicts(out, view.rows, view.attack_records, view.run, keys)
     out.print(f"[dim]records: {view.results}[/]", highlight=False, soft_wrap=True)
 
 
