@@ -25,8 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-MAX_PENDING = 64  # handshakes in flight at once, from every address together
-PER_PEER = 32  # handshakes in flight from one address
+MAX_PENDING = 128  # handshakes in flight at once, from every address together
+PER_PEER = 64  # from one address: as many as a door took in all before (a run's parties share loopback)
 
 EVICTED = "pushed out: too many handshakes in flight from its address"
 TOO_SLOW = "too slow: no handshake within the deadline"
