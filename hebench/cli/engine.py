@@ -8,7 +8,7 @@ import typer
 
 from hebench.cli.common import console, err_console, handle_errors, split_list
 from hebench.errors import ParameterError
-from hebench.net.certs import TLSFiles, make_certificates
+from hebench.net.certs import CA_KEY, TLSFiles, common_name, make_certificates, served_host
 from hebench.offload.engine import EngineConfig, serve
 
 app = typer.Typer(help="Offload engines: the party that holds the keys, as a SmartNIC/DPU would.", no_args_is_help=True)
@@ -42,12 +42,23 @@ def serve_(
     config = EngineConfig(
         host=host, port=int(port), tls=tls, authkey=authkey, cores=core_list, max_frame_bytes=max_frame_mb << 20
     )
+    serves = ""
+    if tls is not None:
+        host_name = served_host(common_name(tls.cert))
+        serves = (
+            f", serves {host_name} only"
+            if host_name
+            else ", serves ANY host certificate of its CA (an engine.pem from an older `hebench engine certs`: "
+            "re-issue the folder, then start engine i with engine-i.pem so it serves host i only)"
+        )
     serve(
         config,
         on_error=lambda line: err_console.print(f"engine: {line}", markup=False, highlight=False),
         ready=lambda address: err_console.print(
-            f"engine listening on {address[0]}:{address[1]} ({'mutual TLS' if tls else 'shared key'})"
-            + (f", cores {list(core_list)}" if core_list else "")
+            f"engine listening on {address[0]}:{address[1]} ({'mutual TLS' if tls else 'shared key'}{serves})"
+            + (f", cores {list(core_list)}" if core_list else ""),
+            markup=False,
+            highlight=False,
         ),
     )
 
@@ -57,14 +68,29 @@ def serve_(
 def certs(
     outdir: Path = typer.Argument(..., help="folder for ca.pem and the role certificates"),
     hosts: int = typer.Option(4, help="how many host certificates (host-0 … host-N-1)"),
-    engine_host: list[str] = typer.Option(["127.0.0.1", "localhost"], help="names/IPs the engine is reached at"),
+    engine_host: list[str] = typer.Option(["127.0.0.1", "localhost"], help="names/IPs the engines are reached at"),
     days: int = typer.Option(30, help="validity"),
+    keep_ca_key: bool = typer.Option(
+        True, "--keep-ca-key/--no-ca-key", help="keep the CA's private key (ca-key.pem) to issue more certificates"
+    ),
 ) -> None:
-    """Create a CA and mutual-TLS certificates for engine, key authority and hosts."""
-    files = make_certificates(outdir, hosts=hosts, server_hosts=tuple(engine_host), days=days)
-    console.print(f"wrote {len(files)} certificates and ca.pem to {outdir}")
-    console.print(
-        f"engine: hebench engine serve --tls-cert {files['engine'].cert} --tls-key {files['engine'].key} "
-        f"--tls-ca {files['engine'].ca}"
-    )
-    console.print(f"suite:  offload: {{engines: ['HOST:PORT', …], tls_dir: {outdir}}}")
+    """Create a CA and mutual-TLS certificates: engine i (serves host i only), the key authority and hosts."""
+    files = make_certificates(outdir, hosts=hosts, server_hosts=tuple(engine_host), days=days, keep_ca_key=keep_ca_key)
+    console.print(f"wrote {len(files)} certificates and ca.pem to {outdir}", markup=False, highlight=False)
+    if hosts:
+        first = files["engine-0"]
+        console.print(
+            f"engine 0: hebench engine serve --tls-cert {first.cert} --tls-key {first.key} --tls-ca {first.ca}"
+            f"  (engine i: engine-i.pem, engine-i-key.pem; it serves host i only)",
+            markup=False,
+            highlight=False,
+        )
+    console.print(f"suite:  offload: {{engines: ['HOST:PORT', …], tls_dir: {outdir}}}", markup=False, highlight=False)
+    if keep_ca_key:
+        err_console.print(
+            f"warning: the CA's private key is {outdir / CA_KEY}: whoever holds it can make certificates every "
+            "engine of this CA trusts (a key authority or a host). Keep it off the engines and hosts, offline, "
+            "or delete it (--no-ca-key does not write it); `hebench engine certs` makes a new CA each time.",
+            markup=False,
+            highlight=False,
+        )

@@ -187,7 +187,16 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
     listener = listen(creds.aggregator, tls=tls)
     control.send(listener.address)
     ka_address = control.recv()
-    ka = connect(ka_address, creds.public, "key authority", ctx.timeout_s, ctx.transcript("aggregator-keys"), tls)
+    ka = connect(
+        ka_address,
+        creds.public,
+        "key authority",
+        ctx.timeout_s,
+        ctx.transcript("aggregator-keys"),
+        tls=tls,
+        server="key-authority",
+        retry_s=ctx.suite.measure.setup_timeout_s,
+    )
     ka.send(Message("hello", {"role": "aggregator"}))
     channels: dict[int, Channel] = {}
     samples: dict[int, int] = {}

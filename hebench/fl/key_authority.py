@@ -18,7 +18,8 @@ from typing import Any
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.modes import KeyHolders
-from hebench.net.certs import TLSFiles
+from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
+from hebench.net.refusals import Refusal
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Door, Message, accept, listen
 from hebench.results.records import SecurityNoteRecord
@@ -32,7 +33,14 @@ def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: s
         tls = TLSFiles(folder / "key-authority.pem", folder / "key-authority-key.pem", folder / "ca.pem")
     channels = []
     for i, address in enumerate(endpoints):
-        framed = dial(tuple(address), tls=tls, authkey=None if tls else ctx.credentials.engine, peer=f"engine {i}")
+        framed = dial(
+            tuple(address),
+            tls=tls,
+            authkey=None if tls else ctx.credentials.engine,
+            peer=f"engine {i}",
+            server_names=(engine_cn(i), ENGINE_CN),  # engine i (or an engine certificate from an older folder)
+            retry_s=ctx.suite.measure.setup_timeout_s,
+        )
         ch = Channel(framed, f"engine {i}", ctx.timeout_s)  # type: ignore[arg-type]
         ch.send(Message("hello", {"role": "key_authority"}))
         channels.append(ch)
@@ -40,10 +48,20 @@ def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: s
 
 
 def door(credential: bytes, name: str, ctx: PartyContext, records: Any) -> Door:
-    """A door that admits only holders of ``credential``; each peer refused there is reported as a record."""
+    """A door that admits only holders of ``credential``; peers refused there are reported as records, counted
+    per (address, kind)."""
 
-    def report(problem: str) -> None:
-        records.put(SecurityNoteRecord(config=ctx.config.label, role="key_authority", door=name, problem=problem))
+    def report(note: Refusal) -> None:
+        records.put(
+            SecurityNoteRecord(
+                config=ctx.config.label,
+                role="key_authority",
+                door=name,
+                problem=note.problem,
+                peer=note.peer,
+                count=note.count,
+            )
+        )
 
     return listen(credential, on_refuse=report, tls=ctx.tls_for("key-authority"))
 

@@ -105,7 +105,9 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
                 "key authority",
                 ctx.timeout_s,
                 ctx.transcript(f"client-{index}-keys"),
-                ctx.tls_for(f"client-{index}"),
+                tls=ctx.tls_for(f"client-{index}"),
+                server="key-authority",
+                retry_s=ctx.suite.measure.setup_timeout_s,
             )
             ka.send(Message("hello", {"role": "client", "client": index}))
         load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
@@ -113,6 +115,15 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
         cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
     assert creds.aggregator is not None
     transcript, tls = ctx.transcript(f"client-{index}"), ctx.tls_for(f"client-{index}")
-    agg = connect(wiring.aggregator, creds.aggregator, "aggregator", ctx.timeout_s, transcript, tls)
+    agg = connect(
+        wiring.aggregator,
+        creds.aggregator,
+        "aggregator",
+        ctx.timeout_s,
+        transcript,
+        tls=tls,
+        server="aggregator",
+        retry_s=ctx.suite.measure.setup_timeout_s,
+    )
     agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
     return DirectLink(agg, cipher)

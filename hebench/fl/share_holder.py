@@ -49,7 +49,7 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
     assert creds.aggregator is not None
     meter = PhaseMeter()
     with meter.phase("connect"):
-        door = listen(creds.aggregator)
+        door = listen(creds.aggregator, tls=ctx.tls_for(role))  # transport: tls covers the shares too
         control.send(door.address)
         channels: dict[int, Channel] = {}
         for _ in range(ctx.suite.data.clients):

@@ -65,8 +65,17 @@ def share_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMete
     assert isinstance(base, DirectLink) and ctx.credentials.aggregator is not None
     holders = []
     with meter.phase("connect"):
+        tls = ctx.tls_for(f"client-{ctx.client_index}")  # transport: tls covers the shares too
         for k, address in enumerate(wiring.helpers, start=1):
-            ch = connect(address, ctx.credentials.aggregator, f"aggregator {k}", ctx.timeout_s)
+            ch = connect(
+                address,
+                ctx.credentials.aggregator,
+                f"aggregator {k}",
+                ctx.timeout_s,
+                tls=tls,
+                server=f"aggregator-{k}",
+                retry_s=ctx.suite.measure.setup_timeout_s,
+            )
             ch.send(Message("hello", {"role": "client", "client": ctx.client_index}))
             holders.append(ch)
     return ShareLink(base, holders, params)

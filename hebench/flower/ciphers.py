@@ -21,7 +21,7 @@ from hebench.flower.plan import FlowerPlan, NodeSettings
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
 from hebench.offload.cipher import EngineCipher
-from hebench.offload.link import engine_tls
+from hebench.offload.link import engine_names, engine_tls
 
 KEYS_HELD = "hebench-keys-held"  # node state: the run and the key epochs this node has received
 _LOADED: dict[tuple[str, int], HEAdapter] = {}  # this process's loaded key set per (run, epoch)
@@ -62,7 +62,9 @@ def node_engine_cipher(plan: FlowerPlan, node: NodeSettings, hub: HubLink, state
     tls = engine_tls(str(node.engine_tls) if node.engine_tls else None, node.partition)
     if tls is None:
         raise PartyError("offload engines beside SuperNodes need mutual TLS", "set hebench-engine-tls in node config")
-    framed = dial(node.engine, tls=tls, authkey=None, peer=f"engine {node.partition}")
+    framed = dial(
+        node.engine, tls=tls, authkey=None, peer=f"engine {node.partition}", server_names=engine_names(node.partition)
+    )
     channel = Channel(framed, f"engine {node.partition}", plan.suite.measure.timeout_s)  # type: ignore[arg-type]
     channel.send(Message("hello", {"role": "service", "client": node.partition, "run": plan.run_id}))
     return EngineCipher(channel)

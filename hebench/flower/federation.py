@@ -256,7 +256,7 @@ def start_local_federation(
         wait_for_port(port, "the SuperLink", proc, log)
         for i, engine_port in enumerate(engine_ports):
             assert engine_tls is not None
-            tls_args = [f"--tls-cert={engine_tls}/engine.pem", f"--tls-key={engine_tls}/engine-key.pem"]
+            tls_args = [f"--tls-cert={engine_tls}/engine-{i}.pem", f"--tls-key={engine_tls}/engine-{i}-key.pem"]
             argv = [sys.executable, "-m", "hebench", "engine", "serve", "--listen", f"127.0.0.1:{engine_port}"]
             proc, log = local.spawn(
                 f"engine-{i}", [*argv, *tls_args, f"--tls-ca={engine_tls}/ca.pem"], os.environ.copy()

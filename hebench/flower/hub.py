@@ -6,6 +6,9 @@ key, kept in each SuperNode's node config) answers with the secret set in
 host-he mode, and refuses it in offload mode, where the secret set goes only to
 the offload engines (the hub dials them, as the local key authority does).
 Both doors take measurement records, which the driver writes as JSON lines.
+Unauthenticated connections share one bounded handshake pool, fair per peer
+address (:mod:`hebench.net.admission`), and refusals become ``hub_note``
+records counted per (address, kind), never one thread or one record each.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
 from hebench.modes import KeyHolders
+from hebench.net.admission import HandshakePool
+from hebench.net.limits import HANDSHAKE_S
+from hebench.net.refusals import Refusal, RefusalNotes
 from hebench.net.transport import Channel, Message
 from hebench.results.records import HubNoteRecord, KeyServiceRecord, record_from_json
 
@@ -82,21 +88,46 @@ class Hub:
         self.ctx, self.keys, self.records, self.tls, self.runtime = ctx, keys, records, tls, runtime
         self.clients_hold_keys = ctx.config.spec.key_holders is KeyHolders.CLIENTS
         self.service = KeyService()
+        self.pool = HandshakePool(HANDSHAKE_S)  # both doors' unauthenticated connections
+        self.refusals = RefusalNotes(self._note)
 
     def serve(self, listener: socket.socket, door: str, credential: bytes) -> None:
+        """Accept at one door until the driver closes it; each peer authenticates in the bounded pool, then is
+        served on its handshake's thread."""
+        peer_label = f"a party at the {door} door"
         while True:
             try:
-                raw, _ = listener.accept()
+                raw, peer = listener.accept()
             except OSError:
                 return  # closed by the driver's stop
-            threading.Thread(target=self._handle, args=(raw, door, credential), daemon=True).start()
+            self.pool.start(
+                raw,
+                peer,
+                lambda sock: admit(sock, self.tls, credential, peer_label, self.ctx.timeout_s),
+                lambda channel, d=door: self._handle(channel, d),
+                lambda who, kind, err, d=door: self._refuse(who, d, kind, err),
+            )
 
-    def _handle(self, raw: socket.socket, door: str, credential: bytes) -> None:
-        try:
-            channel = admit(raw, self.tls, credential, f"a party at the {door} door", self.ctx.timeout_s)
-        except HebenchError as err:  # a peer without the door's credential: refused, nothing sent
-            self.records.put(HubNoteRecord(config=self.ctx.config.label, problem=err.problem, runtime=self.runtime))
-            return
+    def _refuse(self, peer: Any, door: str, kind: str, error: BaseException | None) -> None:
+        """A peer without the door's credential (or silent, or pushed out): counted, nothing sent."""
+        why = error.problem if isinstance(error, HebenchError) else str(error or "") or "closed"
+        problem = f"refused a peer at {peer[0]}:{peer[1]} at the {door} door: {kind} ({why})"
+        self.refusals.add(str(peer[0]), f"{door} door: {kind}", problem)
+
+    def _note(self, note: Refusal) -> None:
+        problem = note.problem if note.count == 1 else f"refused {note.count} peers at {note.peer}: {note.kind}"
+        self.records.put(
+            HubNoteRecord(
+                config=self.ctx.config.label, problem=problem, runtime=self.runtime, peer=note.peer, count=note.count
+            )
+        )
+
+    def close(self) -> None:
+        """Drop handshakes in flight and report the refusals counted so far."""
+        self.pool.close()
+        self.refusals.flush()
+
+    def _handle(self, channel: Channel, door: str) -> None:
         try:
             hello = channel.recv("hello")
             channel.peer = "the server" if door == "server" else f"client {hello.meta.get('client')}"
@@ -130,6 +161,7 @@ class Hub:
                 self.records.put(fields)
                 return
             if msg.meta.get("kind") == "flower_run":  # the run's last record: the key service's totals go first
+                self.refusals.flush()
                 self.records.put(self.service.record(self.ctx.config.label, self.runtime))
             try:
                 self.records.put(record_from_json(fields, strict=True))
@@ -160,6 +192,7 @@ def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
     control.recv()  # the driver says stop
     for listener, _ in doors.values():
         listener.close()
+    hub.close()
     for engine in holders:
         engine.send(Message("done"))
         engine.close()

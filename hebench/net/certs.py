@@ -1,8 +1,12 @@
 """``hebench engine certs``: a CA and certificates for mutual TLS, made with ``cryptography``.
 
-Roles travel in the certificate's common name: the engine authorises key
-deliveries only from ``hebench-key-authority`` and sessions only from
-``hebench-host-*`` peers signed by the same CA.
+Roles travel in the certificate's common name, and a certificate serves one
+side of a connection only (server or client usage, never both): engine ``i``
+(``hebench-engine-i``) takes key deliveries only from ``hebench-key-authority``
+and serves only host ``i`` (``hebench-host-i``); a host or the key authority
+checks that the engine it reached is the one it meant. A run's own CA signs its
+certificates and is then forgotten: its private key is never written (a later
+start makes a new CA), so nobody who reads the run folder can mint more.
 """
 
 from __future__ import annotations
@@ -19,14 +23,26 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 KEY_AUTHORITY_CN = "hebench-key-authority"
 HOST_CN_PREFIX = "hebench-host"
-ENGINE_CN = "hebench-engine"
+ENGINE_CN = "hebench-engine"  # engine ``i`` is ``hebench-engine-i``; a bare ``hebench-engine`` is from an older folder
+CA_KEY = "ca-key.pem"
 
 
 @dataclass(frozen=True)
 class TLSFiles:
+    """A party's TLS identity: its (client) certificate and key, the CA it trusts, and, for a party with doors,
+    the server certificate it listens with."""
+
     cert: Path
     key: Path
     ca: Path
+    server_cert: Path | None = None
+    server_key: Path | None = None
+
+    def serving(self) -> TLSFiles:
+        """The files a listener loads: the server certificate where there is one."""
+        if self.server_cert is None or self.server_key is None:
+            return self
+        return TLSFiles(self.server_cert, self.server_key, self.ca)
 
 
 def _name(cn: str) -> x509.Name:
@@ -42,7 +58,8 @@ def _write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> None:
     path.chmod(0o600)
 
 
-def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, hosts: list[str], client: bool = False):
+def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, hosts: list[str]):
+    """A certificate for one side only: ``server`` (serverAuth, named ``hosts``) or client (clientAuth)."""
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.timezone.utc)
     builder = (
@@ -55,11 +72,7 @@ def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, host
         .not_valid_after(now + dt.timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
-                if server and client
-                else [ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]
-            ),
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
             critical=False,
         )
     )
@@ -74,8 +87,9 @@ def _issue(cn: str, ca_key, ca_name: x509.Name, *, server: bool, days: int, host
     return key, builder.sign(ca_key, hashes.SHA256())
 
 
-def _make_ca(outdir: Path, days: int) -> tuple[ec.EllipticCurvePrivateKey, x509.Name, Path]:
-    """A fresh CA in ``outdir`` (ca.pem, ca-key.pem): its key, name and certificate path."""
+def _make_ca(outdir: Path, days: int, keep_key: bool) -> tuple[ec.EllipticCurvePrivateKey, x509.Name, Path]:
+    """A fresh CA in ``outdir`` (ca.pem; ca-key.pem only with ``keep_key``, else any old one is removed): its
+    key, name and certificate path."""
     outdir.mkdir(parents=True, exist_ok=True)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("hebench test CA")
@@ -93,37 +107,87 @@ def _make_ca(outdir: Path, days: int) -> tuple[ec.EllipticCurvePrivateKey, x509.
     )
     ca_path = outdir / "ca.pem"
     ca_path.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    _write_key(ca_key, outdir / "ca-key.pem")
+    if keep_key:
+        _write_key(ca_key, outdir / CA_KEY)
+    else:
+        (outdir / CA_KEY).unlink(missing_ok=True)  # an older hebench kept it here
     return ca_key, ca_name, ca_path
+
+
+def _write_pair(outdir: Path, name: str, key: ec.EllipticCurvePrivateKey, cert: x509.Certificate) -> tuple[Path, Path]:
+    cert_path, key_path = outdir / f"{name}.pem", outdir / f"{name}-key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    _write_key(key, key_path)
+    return cert_path, key_path
+
+
+def common_name(cert: Path) -> str | None:
+    """The subject common name of a PEM certificate file."""
+    subject = x509.load_pem_x509_certificate(cert.read_bytes()).subject
+    names = subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(names[0].value) if names else None
+
+
+def engine_cn(index: int) -> str:
+    return f"{ENGINE_CN}-{index}"
+
+
+def host_cn(index: int) -> str:
+    return f"{HOST_CN_PREFIX}-{index}"
+
+
+def served_host(engine_common_name: str | None) -> str | None:
+    """The one host an engine certificate serves (``hebench-engine-3`` -> ``hebench-host-3``); None for an
+    engine certificate from an older folder, which names no host."""
+    prefix = f"{ENGINE_CN}-"
+    if engine_common_name and engine_common_name.startswith(prefix) and engine_common_name[len(prefix) :].isdigit():
+        return host_cn(int(engine_common_name[len(prefix) :]))
+    return None
 
 
 PARTY_CN_PREFIX = "hebench-party"
 
 
+def party_cn(party: str) -> str:
+    return f"{PARTY_CN_PREFIX}-{party}"
+
+
 def make_party_certificates(
-    outdir: Path, parties: tuple[str, ...], hosts: tuple[str, ...] = ("127.0.0.1", "localhost"), days: int = 1
+    outdir: Path,
+    parties: tuple[str, ...],
+    servers: tuple[str, ...] = ("aggregator", "key-authority"),
+    hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+    days: int = 1,
 ) -> dict[str, TLSFiles]:
-    """A CA and one certificate per party (``aggregator``, ``key-authority``, ``client-0``, …) for a run's
-    mutual-TLS channels (``transport: tls``): each may serve (its doors) and dial (its peers' doors)."""
-    ca_key, ca_name, ca_path = _make_ca(outdir, days)
+    """A fresh CA and, for a run's mutual-TLS channels (``transport: tls``), a client certificate per party
+    (``aggregator``, ``client-0``, …: ``<party>.pem``) and a server certificate for each party in ``servers``
+    (its doors: ``<party>-server.pem``), both named ``hebench-party-<party>``. The CA's key is not kept."""
+    ca_key, ca_name, ca_path = _make_ca(outdir, days, keep_key=False)
     out = {}
-    for party in parties:
-        key, cert = _issue(
-            f"{PARTY_CN_PREFIX}-{party}", ca_key, ca_name, server=True, client=True, days=days, hosts=list(hosts)
-        )
-        cert_path, key_path = outdir / f"{party}.pem", outdir / f"{party}-key.pem"
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        _write_key(key, key_path)
-        out[party] = TLSFiles(cert_path, key_path, ca_path)
+    for party in dict.fromkeys((*parties, *servers)):
+        cn = party_cn(party)
+        cert, key = _write_pair(outdir, party, *_issue(cn, ca_key, ca_name, server=False, days=days, hosts=[]))
+        server_cert = server_key = None
+        if party in servers:
+            issued = _issue(cn, ca_key, ca_name, server=True, days=days, hosts=list(hosts))
+            server_cert, server_key = _write_pair(outdir, f"{party}-server", *issued)
+        out[party] = TLSFiles(cert, key, ca_path, server_cert, server_key)
     return out
 
 
 def party_tls(folder: str | Path | None, party: str) -> TLSFiles | None:
-    """``party``'s certificate in a :func:`make_party_certificates` folder (None: no TLS)."""
+    """``party``'s certificates in a :func:`make_party_certificates` folder (None: no TLS)."""
     if folder is None:
         return None
     folder = Path(folder)
-    return TLSFiles(folder / f"{party}.pem", folder / f"{party}-key.pem", folder / "ca.pem")
+    server = folder / f"{party}-server.pem"
+    return TLSFiles(
+        folder / f"{party}.pem",
+        folder / f"{party}-key.pem",
+        folder / "ca.pem",
+        server if server.exists() else None,
+        folder / f"{party}-server-key.pem" if server.exists() else None,
+    )
 
 
 def make_certificates(
@@ -132,19 +196,20 @@ def make_certificates(
     server_hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
     days: int = 30,
     server_role: str = "engine",
+    keep_ca_key: bool = False,
 ) -> dict[str, TLSFiles]:
-    """Write ca.pem and (cert, key) pairs for the server (``server_role``: the engine, a Flower SuperLink or a
-    run's hub), the key authority (engines only) and ``hosts`` hosts."""
-    ca_key, ca_name, ca_path = _make_ca(outdir, days)
-    roles = {server_role: (ENGINE_CN if server_role == "engine" else f"hebench-{server_role}", True)}
+    """Write ca.pem and (cert, key) pairs for the server (``server_role``: one engine per host, ``engine-i``
+    serving host ``i``; or a Flower SuperLink or a run's hub), the key authority (engines only) and ``hosts``
+    hosts. The CA's key is written (ca-key.pem) only with ``keep_ca_key``."""
+    ca_key, ca_name, ca_path = _make_ca(outdir, days, keep_key=keep_ca_key)
     if server_role == "engine":
+        roles = {f"engine-{i}": (engine_cn(i), True) for i in range(hosts)}
         roles["key-authority"] = (KEY_AUTHORITY_CN, False)
-    roles.update({f"host-{i}": (f"{HOST_CN_PREFIX}-{i}", False) for i in range(hosts)})
+    else:
+        roles = {server_role: (f"hebench-{server_role}", True)}
+    roles.update({f"host-{i}": (host_cn(i), False) for i in range(hosts)})
     out = {}
     for role, (cn, server) in roles.items():
-        key, cert = _issue(cn, ca_key, ca_name, server=server, days=days, hosts=list(server_hosts))
-        cert_path, key_path = outdir / f"{role}.pem", outdir / f"{role}-key.pem"
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        _write_key(key, key_path)
-        out[role] = TLSFiles(cert_path, key_path, ca_path)
+        issued = _issue(cn, ca_key, ca_name, server=server, days=days, hosts=list(server_hosts))
+        out[role] = TLSFiles(*_write_pair(outdir, role, *issued), ca_path)
     return out

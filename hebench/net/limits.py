@@ -15,6 +15,7 @@ from hebench.errors import ParameterError
 PREAUTH_MAX_FRAME = 64 * 1024  # anything read before the peer is authenticated
 DEFAULT_MAX_FRAME = 1 << 30  # 1 GiB: a 1.2M-parameter CKKS update is about 100 MB
 HANDSHAKE_S = 10.0  # connect, TLS and the key challenge together
+SETUP_RETRY_S = 60.0  # a dialler pushed out of a busy door dials again until this has passed (by default)
 ENV_MAX_FRAME = "HEBENCH_MAX_FRAME_BYTES"
 
 

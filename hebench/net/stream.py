@@ -3,7 +3,9 @@
 ``FramedSocket`` offers the ``send_bytes``/``recv_bytes``/``poll`` methods of a
 :class:`multiprocessing.connection.Connection`, so the counting
 :class:`hebench.net.transport.Channel` works over it unchanged. Without TLS a
-shared key authenticates both ends (HMAC challenge-response).
+shared key authenticates both ends (HMAC challenge-response, each side proving
+the key to the other). With TLS the dialler checks that the listener's
+certificate names the party it meant to reach.
 
 Until a peer has authenticated, frames are bounded by
 :data:`~hebench.net.limits.PREAUTH_MAX_FRAME` and the whole handshake by a
@@ -25,7 +27,8 @@ import time
 
 from hebench.errors import PartyError
 from hebench.net.certs import TLSFiles
-from hebench.net.limits import HANDSHAKE_S, PREAUTH_MAX_FRAME, FrameTooLargeError, max_frame_bytes
+from hebench.net.limits import HANDSHAKE_S, PREAUTH_MAX_FRAME, SETUP_RETRY_S, FrameTooLargeError, max_frame_bytes
+from hebench.net.retry import DROPPED, Dropped, with_backoff
 
 _HEADER = struct.Struct(">Q")
 
@@ -133,29 +136,74 @@ def certificate_only_context(tls: TLSFiles) -> ssl.SSLContext:
     return ctx
 
 
+ACCEPTED, REJECTED = b"ok", b"no"
+
+
 def challenge(framed: FramedSocket, authkey: bytes) -> None:
-    """Make the peer prove it holds ``authkey`` (HMAC over a fresh nonce)."""
+    """Make the peer prove it holds ``authkey`` (HMAC over a fresh nonce); a wrong proof hears "no"."""
     nonce = os.urandom(32)
     framed.send_bytes(nonce)
     if not framed.poll(HANDSHAKE_S):
         raise PartyError("peer did not answer the challenge in time", "a peer must authenticate right after connecting")
     if not hmac.compare_digest(framed.recv_bytes(), hmac.digest(authkey, nonce, hashlib.sha256)):
+        try:
+            framed.send_bytes(REJECTED)  # so the peer knows it is refused, not dropped (it will not dial again)
+        except OSError:
+            pass
         raise PartyError("peer failed authentication", "use the same shared key (or TLS certificates) on both ends")
-    framed.send_bytes(b"ok")
+    framed.send_bytes(ACCEPTED)
 
 
 def answer(framed: FramedSocket, authkey: bytes, peer: str = "the engine") -> None:
     """Prove to the peer that this side holds ``authkey``."""
     nonce = framed.recv_bytes()
     framed.send_bytes(hmac.digest(authkey, nonce, hashlib.sha256))
-    if framed.recv_bytes() != b"ok":
+    verdict = framed.recv_bytes()
+    if verdict == REJECTED:
+        raise PartyError(f"{peer} refused this party's proof of the key", "use the same shared key on both ends")
+    if verdict != ACCEPTED:
         raise PartyError(f"authentication with {peer} failed", "check the shared key")
 
 
+def check_server_name(framed: FramedSocket, expected: tuple[str, ...], peer: str) -> None:
+    """The listener's certificate must name one of ``expected``: a certificate of another party of the same
+    CA, reached at a wrong or hijacked address, cannot stand in for ``peer``."""
+    name = framed.peer_common_name()
+    if name not in expected:
+        raise PartyError(
+            f"{peer} presented a certificate for '{name}', not '{expected[0]}'",
+            "check the address: another party (or an impostor) listens there",
+        )
+
+
 def dial(
-    address: tuple[str, int], *, tls: TLSFiles | None, authkey: bytes | None, peer: str, timeout_s: float = 30.0
+    address: tuple[str, int],
+    *,
+    tls: TLSFiles | None,
+    authkey: bytes | None,
+    peer: str,
+    timeout_s: float = 30.0,
+    server_names: tuple[str, ...] = (),
+    retry_s: float = SETUP_RETRY_S,
 ) -> FramedSocket:
-    """Connect to an engine (or any FramedSocket server) and authenticate, within ``timeout_s``."""
+    """Connect to an engine (or any FramedSocket server) and authenticate, within ``timeout_s`` per attempt.
+
+    With ``tls`` the server's certificate must name one of ``server_names`` (when given); without, both
+    sides prove ``authkey``. A listener that drops the connection before authentication finishes (a busy
+    door) is dialled again with back-off until ``retry_s`` has passed.
+    """
+    return with_backoff(lambda: dial_once(address, tls, authkey, peer, timeout_s, server_names), retry_s)
+
+
+def dial_once(
+    address: tuple[str, int],
+    tls: TLSFiles | None,
+    authkey: bytes | None,
+    peer: str,
+    timeout_s: float,
+    server_names: tuple[str, ...],
+) -> FramedSocket:
+    """One attempt of :func:`dial`: raises :class:`~hebench.net.retry.Dropped` if the listener dropped it."""
     try:
         raw = socket.create_connection(address, timeout=timeout_s)
     except OSError as err:
@@ -167,15 +215,25 @@ def dial(
     try:
         sock = client_context(tls).wrap_socket(raw, server_hostname=address[0]) if tls else raw
         framed = FramedSocket(sock, deadline_s=timeout_s)
+        if tls is not None and server_names:
+            check_server_name(framed, server_names, peer)
         if authkey is not None and tls is None:
-            answer(framed, authkey)
+            answer(framed, authkey, peer)
+            challenge(framed, authkey)
         framed.trust()
     except (ssl.SSLError, OSError, EOFError) as err:
         raw.close()
-        raise PartyError(
-            f"TLS handshake with {peer} at {address[0]}:{address[1]} failed: {err}",
-            "use certificates from the same `hebench engine certs` CA on both ends",
-        ) from None
+        failure = PartyError(
+            f"TLS handshake with {peer} at {address[0]}:{address[1]} failed: {err}"
+            if tls
+            else f"{peer} at {address[0]}:{address[1]} did not authenticate: {err or 'closed'}",
+            "use certificates from the same `hebench engine certs` CA on both ends"
+            if tls
+            else "is that party running, with this run's key?",
+        )
+        if isinstance(err, DROPPED):
+            raise Dropped(failure) from None
+        raise failure from None
     except PartyError:
         raw.close()
         raise
@@ -197,7 +255,7 @@ def admit(
     handshake_s: float = HANDSHAKE_S,
     max_frame: int | None = None,
 ) -> FramedSocket:
-    """Server side of one connection: TLS and/or the key challenge within ``handshake_s``.
+    """Server side of one connection: TLS, or the key challenge both ways, within ``handshake_s``.
 
     Raises PartyError (for that peer only) when it fails to authenticate, sends a frame above the
     pre-authentication bound, or is too slow; the socket is closed then.
@@ -208,6 +266,7 @@ def admit(
         framed = FramedSocket(sock, deadline_s=handshake_s)
         if authkey is not None and tls is None:
             challenge(framed, authkey)
+            answer(framed, authkey, "the peer")
         framed.trust(max_frame)
     except (ssl.SSLError, OSError, EOFError, PartyError) as err:
         raw.close()

@@ -6,9 +6,11 @@ never pickles, so a peer cannot make another execute code. Optionally every
 received frame is appended to a transcript file for security scans.
 
 A listening :class:`Door` authenticates each connection in its own thread
-within a deadline and with small frames only, so a peer that connects and
-says nothing, or announces a huge frame, is refused (one log line) while the
-party keeps waiting for its real peers. Authenticated frames are bounded too
+within a deadline and with small frames only, in a bounded handshake pool
+that is fair per peer address, so a peer that connects and says nothing, or
+announces a huge frame, is refused (counted per address and kind) while the
+party keeps serving its real peers; a real party pushed out by a flood dials
+again. Authenticated frames are bounded too
 (:func:`hebench.net.limits.max_frame_bytes`).
 """
 
@@ -19,7 +21,6 @@ import logging
 import os
 import queue
 import socket
-import ssl
 import struct
 import threading
 import time
@@ -31,10 +32,13 @@ from multiprocessing.connection import Connection, answer_challenge, deliver_cha
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from hebench.errors import HebenchError, PartyError
+from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.net import stream
-from hebench.net.certs import TLSFiles
-from hebench.net.limits import HANDSHAKE_S, FrameTooLargeError, max_frame_bytes
+from hebench.net.admission import FAILED, HandshakePool
+from hebench.net.certs import TLSFiles, party_cn
+from hebench.net.limits import HANDSHAKE_S, SETUP_RETRY_S, FrameTooLargeError, max_frame_bytes
+from hebench.net.refusals import Refusal, RefusalNotes
+from hebench.net.retry import DROPPED, Dropped, with_backoff
 
 log = logging.getLogger("hebench.net")
 
@@ -169,7 +173,202 @@ class Channel:
 # Every party of a run may connect at once: a backlog of 1 (multiprocessing's default) let the kernel
 # complete connections the listener never accepted, and those parties stalled in the handshake.
 BACKLOG = 1024
-MAX_PENDING = 64  # handshakes in flight at once; further connections are refused until some finish
+
+
+class Door:
+    """A listening socket that hands out only connections that proved ``authkey``.
+
+    With ``tls`` (this party's certificates) a peer must first complete mutual TLS with a client certificate
+    from the same CA, then the peer and the door prove ``authkey`` to each other inside the TLS session (the
+    key still binds the peer to its role, and a dialler never talks to a listener without it). Without TLS,
+    multiprocessing's HMAC challenge runs both ways (it reads at most 256 bytes per frame).
+
+    Each connection is authenticated on its own thread within ``handshake_s`` in a bounded pool that is fair
+    per peer address (:class:`~hebench.net.admission.HandshakePool`): silent, slow or garbage peers never
+    hold the door, and never keep a real party out. Refusals go to the ``hebench.net`` log and to
+    ``on_refuse`` as :class:`~hebench.net.refusals.Refusal` notes counted per (peer address, kind), the
+    last 100 lines to :attr:`refused`.
+    """
+
+    def __init__(
+        self,
+        authkey: bytes,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        handshake_s: float = HANDSHAKE_S,
+        on_refuse: Callable[[Refusal], None] | None = None,
+        tls: TLSFiles | None = None,
+    ) -> None:
+        self._authkey, self._on_refuse = authkey, on_refuse
+        self._tls = stream.server_context(tls.serving()) if tls is not None else None
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((host, port))
+        self._sock.listen(BACKLOG)
+        self.address: Address = self._sock.getsockname()[:2]
+        self.refused: deque[str] = deque(maxlen=100)
+        self.notes = RefusalNotes(self._note)
+        self._ready: queue.Queue[Connection | stream.FramedSocket] = queue.Queue()
+        self._pool = HandshakePool(handshake_s)
+        self._handshake_s = handshake_s
+        self._closed = False
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+
+    def _accept_loop(self) -> None:
+        while True:
+            try:
+                raw, peer = self._sock.accept()
+            except OSError:
+                return  # closed
+            self._pool.start(raw, peer, self._handshake, self._admitted, self._refuse)
+
+    def _handshake(self, raw: socket.socket) -> Connection | stream.FramedSocket:
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._tls is not None:
+            return self._handshake_tls(raw)
+        conn = Connection(raw.detach())
+        try:
+            deliver_challenge(conn, self._authkey)
+            answer_challenge(conn, self._authkey)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _handshake_tls(self, raw: socket.socket) -> stream.FramedSocket:
+        """Mutual TLS, then the door's key both ways inside the session."""
+        framed = stream.admit(raw, tls=self._tls, authkey=None, handshake_s=self._handshake_s)
+        try:
+            framed.deadline = time.monotonic() + self._handshake_s
+            stream.challenge(framed, self._authkey)
+            stream.answer(framed, self._authkey, "the peer")
+            framed.trust()
+        except BaseException:
+            framed.close()
+            raise
+        return framed
+
+    def _admitted(self, conn: Connection | stream.FramedSocket) -> None:
+        if self._closed:
+            conn.close()
+        else:
+            self._ready.put(conn)
+
+    def _refuse(self, peer: Any, kind: str, error: BaseException | None) -> None:
+        if self._closed:
+            return
+        why = error.problem if isinstance(error, PartyError) else str(error or "") or "closed"
+        why = why.removeprefix("refused a peer: ")
+        if self._tls is not None and kind == FAILED:
+            kind = "failed TLS authentication"
+        line = f"refused a peer at {peer[0]}:{peer[1]}: {kind} ({why})"
+        self.refused.append(line)
+        self.notes.add(str(peer[0]), kind, line)
+
+    def _note(self, note: Refusal) -> None:
+        line = note.problem if note.count == 1 else f"refused {note.count} peers at {note.peer}: {note.kind}"
+        log.warning(line)
+        if self._on_refuse is not None:
+            self._on_refuse(note)
+
+    def next(self, timeout_s: float | None) -> Connection | stream.FramedSocket:
+        """The next authenticated connection; raises PartyError after ``timeout_s`` without one."""
+        try:
+            return self._ready.get(timeout=timeout_s)
+        except queue.Empty:
+            raise PartyError(
+                f"no party connected within {timeout_s:.0f} s", "check the other parties' errors"
+            ) from None
+
+    def close(self) -> None:
+        """Stop listening, drop handshakes in flight, and report the refusals counted so far."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept loop
+        except OSError:
+            pass
+        self._sock.close()
+        self._pool.close()
+        while not self._ready.empty():
+            self._ready.get_nowait().close()
+        self.notes.flush()
+
+
+def listen(authkey: bytes, on_refuse: Callable[[Refusal], None] | None = None, tls: TLSFiles | None = None) -> Door:
+    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(note)`` hears of peers refused."""
+    return Door(authkey, on_refuse=on_refuse, tls=tls)
+
+
+def connect(
+    address: Address,
+    authkey: bytes,
+    peer: str,
+    timeout_s: float,
+    transcript: Path | None = None,
+    tls: TLSFiles | None = None,
+    *,
+    server: str | None = None,
+    retry_s: float = SETUP_RETRY_S,
+) -> Channel:
+    """Dial a :class:`Door` and authenticate both ways within :data:`HANDSHAKE_S` per attempt (connect included).
+
+    With ``tls`` (this party's certificates): mutual TLS first, where the door's certificate must name
+    ``server`` (the party meant, e.g. ``aggregator``), then the door's key both ways inside the session.
+    A door that drops the attempt before authentication finishes (busy with other handshakes) is dialled
+    again with back-off until ``retry_s`` has passed; a refusal (wrong key, certificate) fails at once.
+    """
+    if tls is not None and not server:
+        raise ParameterError(
+            f"a TLS connection to {peer} names no party to expect", "pass server=<the party's name> to connect()"
+        )
+    if tls is not None:
+        framed = with_backoff(lambda: _connect_tls(address, authkey, peer, tls, party_cn(server)), retry_s)
+        return Channel(framed, peer, timeout_s, transcript)  # type: ignore[arg-type]
+    return Channel(with_backoff(lambda: _connect_tcp(address, authkey, peer), retry_s), peer, timeout_s, transcript)
+
+
+def _connect_tcp(address: Address, authkey: bytes, peer: str) -> Connection:
+    try:
+        raw = socket.create_connection(tuple(address), timeout=HANDSHAKE_S)
+    except OSError as err:
+        raise PartyError(f"cannot reach {peer} at {address[0]}:{address[1]}: {err}", "is that party running?") from None
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    raw.settimeout(None)
+    conn = Connection(raw.detach())
+    try:
+        _with_deadline(conn, HANDSHAKE_S, lambda: (answer_challenge(conn, authkey), deliver_challenge(conn, authkey)))
+    except (AuthenticationError, OSError, EOFError) as err:
+        conn.close()
+        failure = PartyError(
+            f"{peer} at {address[0]}:{address[1]} did not authenticate: {err or 'closed or too slow'}",
+            "is that party running, with this run's key?",
+        )
+        if isinstance(err, DROPPED):
+            raise Dropped(failure) from None
+        raise failure from None
+    return conn
+
+
+def _connect_tls(address: Address, authkey: bytes, peer: str, tls: TLSFiles, expect: str) -> stream.FramedSocket:
+    framed = stream.dial_once(tuple(address), tls, None, peer, HANDSHAKE_S, (expect,))  # type: ignore[arg-type]
+    try:
+        framed.deadline = time.monotonic() + HANDSHAKE_S
+        stream.answer(framed, authkey, peer)
+        stream.challenge(framed, authkey)
+        framed.trust()
+    except (PartyError, OSError, EOFError) as err:
+        framed.close()
+        why = err.problem if isinstance(err, PartyError) else str(err) or "closed or too slow"
+        failure = PartyError(
+            f"{peer} at {address[0]}:{address[1]} did not authenticate over TLS: {why}",
+            "is that party running, with this run's key and a certificate from this run's CA?",
+        )
+        if isinstance(err, DROPPED):
+            raise Dropped(failure) from None
+        raise failure from None
+    return framed
 
 
 def _with_deadline(conn: Connection, seconds: float, steps: Callable[[], None]) -> None:
@@ -198,171 +397,6 @@ def _with_deadline(conn: Connection, seconds: float, steps: Callable[[], None]) 
         probe.close()
     if state["expired"]:  # finished just as the deadline shut the socket: it cannot be used
         raise TimeoutError("the peer did not finish the handshake in time")
-
-
-class Door:
-    """A listening socket that hands out only connections that proved ``authkey``.
-
-    With ``tls`` (this party's certificate) a peer must first complete mutual TLS with a certificate from
-    the same CA, then prove ``authkey`` inside the TLS session (the key still binds the peer to its role).
-    Every connection is authenticated on its own thread within ``handshake_s`` (multiprocessing's HMAC
-    challenge both ways, which reads at most 256 bytes per frame), so a silent, slow or garbage peer never
-    holds the door. Refusals go to the ``hebench.net`` log and to :attr:`refused` (the last 100).
-    """
-
-    def __init__(
-        self,
-        authkey: bytes,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        handshake_s: float = HANDSHAKE_S,
-        on_refuse: Callable[[str], None] | None = None,
-        tls: TLSFiles | None = None,
-    ) -> None:
-        self._authkey, self._handshake_s, self._on_refuse = authkey, handshake_s, on_refuse
-        self._tls = stream.server_context(tls) if tls is not None else None
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
-        self._sock.listen(BACKLOG)
-        self.address: Address = self._sock.getsockname()[:2]
-        self.refused: deque[str] = deque(maxlen=100)
-        self._ready: queue.Queue[Connection | stream.FramedSocket] = queue.Queue()
-        self._pending = threading.BoundedSemaphore(MAX_PENDING)
-        self._closed = False
-        threading.Thread(target=self._accept_loop, daemon=True).start()
-
-    def _accept_loop(self) -> None:
-        while True:
-            try:
-                raw, peer = self._sock.accept()
-            except OSError:
-                return  # closed
-            if not self._pending.acquire(blocking=False):
-                raw.close()
-                self._refuse(peer, "too many handshakes in flight")
-                continue
-            threading.Thread(target=self._admit, args=(raw, peer), daemon=True).start()
-
-    def _admit(self, raw: socket.socket, peer: Any) -> None:
-        try:
-            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if self._tls is not None:
-                self._admit_tls(raw, peer)
-                return
-            conn = Connection(raw.detach())
-            try:
-                _with_deadline(
-                    conn,
-                    self._handshake_s,
-                    lambda: (deliver_challenge(conn, self._authkey), answer_challenge(conn, self._authkey)),
-                )
-            except (AuthenticationError, OSError, EOFError) as err:
-                conn.close()
-                self._refuse(peer, f"failed authentication: {err or 'closed or too slow'}")
-                return
-            if self._closed:
-                conn.close()
-            else:
-                self._ready.put(conn)
-        finally:
-            self._pending.release()
-
-    def _admit_tls(self, raw: socket.socket, peer: Any) -> None:
-        """Mutual TLS, then the door's key challenge inside the session, within the handshake deadline."""
-        try:
-            framed = stream.admit(raw, tls=self._tls, authkey=None, handshake_s=self._handshake_s)
-            framed.deadline = time.monotonic() + self._handshake_s
-            stream.challenge(framed, self._authkey)
-            framed.trust()
-        except (PartyError, ssl.SSLError, OSError, EOFError) as err:
-            raw.close()
-            why = err.problem if isinstance(err, PartyError) else str(err)
-            self._refuse(peer, f"failed TLS authentication: {why or 'closed or too slow'}")
-            return
-        if self._closed:
-            framed.close()
-        else:
-            self._ready.put(framed)
-
-    def _refuse(self, peer: Any, why: str) -> None:
-        line = f"refused a peer at {peer[0]}:{peer[1]}: {why}"
-        self.refused.append(line)
-        log.warning(line)
-        if self._on_refuse is not None:
-            self._on_refuse(line)
-
-    def next(self, timeout_s: float | None) -> Connection | stream.FramedSocket:
-        """The next authenticated connection; raises PartyError after ``timeout_s`` without one."""
-        try:
-            return self._ready.get(timeout=timeout_s)
-        except queue.Empty:
-            raise PartyError(
-                f"no party connected within {timeout_s:.0f} s", "check the other parties' errors"
-            ) from None
-
-    def close(self) -> None:
-        self._closed = True
-        try:
-            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept loop
-        except OSError:
-            pass
-        self._sock.close()
-        while not self._ready.empty():
-            self._ready.get_nowait().close()
-
-
-def listen(authkey: bytes, on_refuse: Callable[[str], None] | None = None, tls: TLSFiles | None = None) -> Door:
-    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(line)`` hears of each peer refused."""
-    return Door(authkey, on_refuse=on_refuse, tls=tls)
-
-
-def connect(
-    address: Address,
-    authkey: bytes,
-    peer: str,
-    timeout_s: float,
-    transcript: Path | None = None,
-    tls: TLSFiles | None = None,
-) -> Channel:
-    """Dial a :class:`Door` and authenticate both ways within :data:`HANDSHAKE_S` (connect included).
-
-    With ``tls`` (this party's certificate): mutual TLS first, then the door's key inside the session.
-    """
-    if tls is not None:
-        return Channel(_connect_tls(address, authkey, peer, tls), peer, timeout_s, transcript)  # type: ignore[arg-type]
-    try:
-        raw = socket.create_connection(tuple(address), timeout=HANDSHAKE_S)
-    except OSError as err:
-        raise PartyError(f"cannot reach {peer} at {address[0]}:{address[1]}: {err}", "is that party running?") from None
-    raw.settimeout(None)
-    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    conn = Connection(raw.detach())
-    try:
-        _with_deadline(conn, HANDSHAKE_S, lambda: (answer_challenge(conn, authkey), deliver_challenge(conn, authkey)))
-    except (AuthenticationError, OSError, EOFError) as err:
-        conn.close()
-        raise PartyError(
-            f"{peer} at {address[0]}:{address[1]} did not authenticate: {err or 'closed or too slow'}",
-            "is that party running, with this run's key?",
-        ) from None
-    return Channel(conn, peer, timeout_s, transcript)
-
-
-def _connect_tls(address: Address, authkey: bytes, peer: str, tls: TLSFiles) -> stream.FramedSocket:
-    framed = stream.dial(tuple(address), tls=tls, authkey=None, peer=peer, timeout_s=HANDSHAKE_S)  # type: ignore[arg-type]
-    try:
-        framed.deadline = time.monotonic() + HANDSHAKE_S
-        stream.answer(framed, authkey, peer)
-        framed.trust()
-    except (PartyError, OSError, EOFError) as err:
-        framed.close()
-        why = err.problem if isinstance(err, PartyError) else str(err) or "closed or too slow"
-        raise PartyError(
-            f"{peer} at {address[0]}:{address[1]} did not authenticate over TLS: {why}",
-            "is that party running, with this run's key and a certificate from this run's CA?",
-        ) from None
-    return framed
 
 
 def accept(listener: Door, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:

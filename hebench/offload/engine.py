@@ -3,7 +3,11 @@
 A long-lived server (``hebench engine serve``) that can run on a DPU. Two
 kinds of peer connect: the key authority (pushes a secret key set per epoch;
 with TLS only a peer whose certificate names it the key authority is
-accepted) and hosts (one session each). For a session the engine dials the
+accepted) and hosts (one session each; with TLS only the host its own
+certificate names: engine ``i`` serves host ``i``). An engine the local
+runtime started ends when the runtime tells it to, on its control pipe.
+Unauthenticated peers wait in a bounded handshake pool
+(:mod:`hebench.net.admission`). For a session the engine dials the
 aggregator as that client's proxy: the host sends plaintext to the engine
 only; the aggregator receives ciphertext only. The update streams through in
 chunks, and a sender thread forwards chunk k while chunk k+1 is encrypted.
@@ -16,6 +20,7 @@ import logging
 import os
 import queue
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -28,14 +33,14 @@ from hebench.errors import HebenchError, PartyError
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
 from hebench.net import stream
-from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles
+from hebench.net.admission import FAILED, HandshakePool
+from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, served_host
 from hebench.net.limits import HANDSHAKE_S
 from hebench.net.transport import Channel, Message, connect
 from hebench.offload.service import ServiceSession
 from hebench.selective.split import parts_of
 
 log = logging.getLogger("hebench.engine")
-MAX_PENDING = 64  # handshakes in flight at once; further connections are refused until some finish
 
 
 @dataclass(frozen=True)
@@ -68,11 +73,14 @@ class EngineServer:
         self._rings: dict[str, KeyRing] = {}  # run id -> key sets by epoch: a long-lived engine serves many runs
         self._rings_lock = threading.Lock()
         self._tls = stream.server_context(config.tls) if config.tls else None
+        # the one host this engine serves (engine-i.pem serves host-i); None: any host of its CA (an engine
+        # certificate from an older `hebench engine certs`, which names no host)
+        self.serves = served_host(common_name(config.tls.cert)) if config.tls else None
         self._sock = stream.listen(config.host, config.port)
         self.address: tuple[str, int] = self._sock.getsockname()[:2]
         self.errors: deque[str] = deque(maxlen=100)
         self._on_error = on_error
-        self._pending = threading.BoundedSemaphore(MAX_PENDING)
+        self._pool = HandshakePool(config.handshake_s)
 
     def keys(self, run: str) -> KeyRing:
         """The key sets delivered for one run (created on first use, by either the delivery or the session)."""
@@ -93,14 +101,11 @@ class EngineServer:
     def serve_forever(self) -> None:
         while True:
             try:
-                raw = stream.accept_raw(self._sock)
+                raw, peer = self._sock.accept()
             except OSError:
                 return  # listener closed
-            if not self._pending.acquire(blocking=False):  # a flood of idle connections must not pile up threads
-                self._note(_peer_of(raw), "refused a peer: too many handshakes in flight")
-                raw.close()
-                continue
-            threading.Thread(target=self._admit, args=(raw,), daemon=True).start()
+            served = lambda framed, p=peer: self._handle(framed, _address(p))  # noqa: E731 - runs on the peer's thread
+            self._pool.start(raw, peer, self._admit, served, self._refuse)
 
     def close(self) -> None:
         try:
@@ -108,6 +113,7 @@ class EngineServer:
         except OSError:
             pass
         self._sock.close()
+        self._pool.close()
 
     def _note(self, peer: str, problem: str) -> None:
         line = f"{peer}: {problem}"
@@ -117,22 +123,29 @@ class EngineServer:
         else:
             log.warning(line)
 
-    def _admit(self, raw: socket.socket) -> None:
-        peer = _peer_of(raw)
-        try:
-            framed = stream.admit(
-                raw,
-                tls=self._tls,
-                authkey=self.config.authkey,
-                handshake_s=self.config.handshake_s,
-                max_frame=self.config.max_frame_bytes,
-            )
-        except PartyError as err:  # one bad peer must not stop the engine
-            self._note(peer, err.problem)
-            return
-        finally:
-            self._pending.release()
-        self._handle(framed, peer)
+    def _admit(self, raw: socket.socket) -> stream.FramedSocket:
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return stream.admit(
+            raw,
+            tls=self._tls,
+            authkey=self.config.authkey,
+            handshake_s=self.config.handshake_s,
+            max_frame=self.config.max_frame_bytes,
+        )
+
+    def _refuse(self, peer: Any, kind: str, error: BaseException | None) -> None:
+        """One bad peer never stops the engine: one line each (``hebench engine serve`` prints it)."""
+        why = error.problem if isinstance(error, PartyError) else str(error or "") or "closed"
+        why = why.removeprefix("refused a peer: ")
+        self._note(_address(peer), f"refused a peer: {why}" if kind == FAILED else f"refused a peer: {kind} ({why})")
+
+    def _serves(self, cn: str | None) -> bool:
+        """With TLS, a host session only from the host this engine serves (any host for an older certificate)."""
+        if self._tls is None:
+            return True
+        if self.serves is not None:
+            return cn == self.serves
+        return (cn or "").startswith(HOST_CN_PREFIX)
 
     def _handle(self, framed: stream.FramedSocket, address: str = "peer") -> None:
         channel = Channel(framed, "peer", self.config.timeout_s)  # type: ignore[arg-type]
@@ -148,14 +161,14 @@ class EngineServer:
                 channel.record_to(self._transcript("engine-keys"))
                 self._receive_keys(channel)
             elif role == "host":
-                if self._tls and not (cn or "").startswith(HOST_CN_PREFIX):
-                    raise PartyError(f"refused a session from '{cn}'", "hosts need a hebench-host certificate")
+                if not self._serves(cn):
+                    raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
                 channel.peer = f"host {hello.meta.get('client')}"
                 channel.record_to(self._transcript("engine-from-host"))
                 Session(self, channel, hello.meta).run()
             elif role == "service":  # a framework's client mod: encrypt/decrypt on request, results go back
-                if self._tls and not (cn or "").startswith(HOST_CN_PREFIX):
-                    raise PartyError(f"refused a session from '{cn}'", "hosts need a hebench-host certificate")
+                if not self._serves(cn):
+                    raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
                 if not hello.meta.get("run"):
                     raise PartyError("the service session names no run", "update the host to this hebench version")
                 channel.peer = f"host {hello.meta.get('client')}"
@@ -171,6 +184,11 @@ class EngineServer:
             channel.tell_error("engine", PartyError(f"malformed request: {err!r}", "same hebench on both ends?"))
         finally:
             channel.close()
+
+    def _serving_fix(self) -> str:
+        if self.serves is not None:
+            return f"this engine serves only {self.serves}: each host dials its own engine (engine-i serves host-i)"
+        return "hosts need a hebench-host certificate from this engine's CA"
 
     def _receive_keys(self, channel: Channel) -> None:
         while True:
@@ -195,7 +213,7 @@ class Session:
         self.keys = engine.keys(str(hello["run"]))
         address = tuple(hello["aggregator"])
         authkey, config = bytes.fromhex(hello["authkey"]), engine.config
-        self.agg = connect(address, authkey, "aggregator", config.timeout_s, tls=config.upload_tls)  # type: ignore[arg-type]
+        self.agg = connect(address, authkey, "aggregator", config.timeout_s, tls=config.upload_tls, server="aggregator")  # type: ignore[arg-type]
         self.meter = PhaseMeter()
 
     def run(self) -> None:
@@ -297,12 +315,8 @@ class Session:
             raise PartyError(f"forwarding to the aggregator failed: {failure[0]}", "see the aggregator's error")
 
 
-def _peer_of(raw: socket.socket) -> str:
-    try:
-        host, port = raw.getpeername()[:2]
-        return f"{host}:{port}"
-    except OSError:
-        return "a peer"
+def _address(peer: Any) -> str:
+    return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a peer"
 
 
 def serve(config: EngineConfig, ready: Any = None, on_error: Callable[[str], None] | None = None) -> None:
@@ -317,10 +331,36 @@ def serve(config: EngineConfig, ready: Any = None, on_error: Callable[[str], Non
         server.close()
 
 
+STOP = "stop"  # what the local runtime sends on an engine's control pipe when its configuration ends
+
+
 def local_engine_main(config: EngineConfig, control: Any) -> None:
-    """Process entry for an engine the runner starts on this machine."""
+    """Process entry for an engine the runner starts on this machine: it serves until the runtime sends
+    :data:`STOP` on ``control`` (or the runtime is gone), then ends."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)
-    serve(config, ready=control.send)
+
+    server = EngineServer(config)
+    control.send(server.address)
+    threading.Thread(target=_close_when_told, args=(server, control), daemon=True).start()
+    try:
+        server.serve_forever()
+    finally:
+        server.close()
+    # Told to stop: nothing is left to write (transcripts are flushed frame by frame), so skip the interpreter's
+    # teardown, a full garbage collection of torch's and the HE library's modules that took ~10 s on a loaded
+    # 2-core machine, while the runtime waited for the process to end.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _close_when_told(server: EngineServer, control: Any) -> None:
+    try:
+        while control.recv() != STOP:
+            pass
+    except (EOFError, OSError):  # the runtime is gone: nobody needs this engine any more
+        pass
+    server.close()

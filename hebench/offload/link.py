@@ -15,7 +15,7 @@ import numpy as np
 from hebench.fl.link import Link, Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
-from hebench.net.certs import TLSFiles
+from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
 from hebench.results.fields import EngineReport
@@ -28,6 +28,12 @@ def engine_tls(tls_dir: str | None, index: int) -> TLSFiles | None:
         return None
     folder = Path(tls_dir)
     return TLSFiles(folder / f"host-{index}.pem", folder / f"host-{index}-key.pem", folder / "ca.pem")
+
+
+def engine_names(index: int) -> tuple[str, ...]:
+    """The certificate names host ``index`` accepts from its engine: ``hebench-engine-<index>``, or the bare
+    name of an engine certificate from an older `hebench engine certs` folder (it names no host)."""
+    return (engine_cn(index), ENGINE_CN)
 
 
 class EngineLink(Link):
@@ -64,7 +70,14 @@ def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
     index, (address, tls_dir) = ctx.client_index, wiring.engine
     tls = engine_tls(tls_dir, index)
     creds = ctx.credentials
-    framed = dial(tuple(address), tls=tls, authkey=None if tls else creds.engine, peer=f"engine {index}")
+    framed = dial(
+        tuple(address),
+        tls=tls,
+        authkey=None if tls else creds.engine,
+        peer=f"engine {index}",
+        server_names=engine_names(index),
+        retry_s=ctx.suite.measure.setup_timeout_s,
+    )
     engine = Channel(framed, f"engine {index}", ctx.timeout_s, ctx.transcript(f"client-{index}"))  # type: ignore[arg-type]
     assert creds.aggregator is not None
     hello = {

@@ -271,11 +271,13 @@ class FlowerRunRecord(Record):
 @_register("hub_note")
 @dataclass(frozen=True, kw_only=True)
 class HubNoteRecord(Record):
-    """Something the Flower hub noticed and carried on from."""
+    """Something the Flower hub noticed and carried on from (refused peers: ``count`` of them from ``peer``)."""
 
     config: str
     problem: str
     runtime: str | None = None
+    peer: str | None = None
+    count: int = 1
 
 
 @_register("key_service")
@@ -311,12 +313,15 @@ class PoolWorkerRecord(Record):
 @_register("security_note")
 @dataclass(frozen=True, kw_only=True)
 class SecurityNoteRecord(Record):
-    """A peer refused at a door it holds no credential for (e.g. the aggregator at the key holders' door)."""
+    """Peers refused at a door (e.g. the aggregator at the key holders' door, or sockets that never
+    authenticated): ``count`` refusals of one kind from ``peer``, ``problem`` describing the first."""
 
     config: str
     role: str  # the party that refused it
     door: str
     problem: str
+    peer: str | None = None  # the refused peers' address (older runs: not recorded)
+    count: int = 1  # refusals this record stands for (older runs: one record per refusal)
 
 
 # --- attacks and library benchmarks -------------------------------------------------------------

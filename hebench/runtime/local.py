@@ -27,7 +27,7 @@ from hebench.modes import KeyHolders
 from hebench.modes.spec import resolve
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
-from hebench.offload.engine import EngineConfig, local_engine_main
+from hebench.offload.engine import STOP, EngineConfig, local_engine_main
 from hebench.offload.placement import place
 from hebench.results.records import PoolWorkerRecord, Record
 from hebench.results.run_folder import RunFolder, safe_label
@@ -91,19 +91,14 @@ class LocalRuntime:
             start_process(name, party_main, (name, body, dataclasses.replace(ctx, credentials=creds.only(*doors))))
 
         def stop() -> None:
-            for proc in started.parties.values():
-                proc.join(timeout=10)
-                if proc.is_alive():
-                    proc.terminate()
-                    proc.join(timeout=5)
-            started.records.close()
+            stop_parties(started, {n: c for n, c in controls.items() if n.startswith("engine-")})
 
         started.stop = stop
         if hosting.pooled:
             started.describe_exit = _pool_exit(hosting)
             started.finish = _pool_totals(hosting, started, suite.measure.timeout_s)
         try:
-            engines, tls_dir = self._start_engines(run, spawn, started, controls, creds, control_recv)
+            engines, tls_dir = self._start_engines(run, spawn, started, controls, creds, control_recv, tls_folder)
             start_party("key_authority", run_key_authority, base, ROLE_DOORS["key_authority"])
             ka = control_recv(controls["key_authority"], "key_authority", started)
             controls["key_authority"].send((engines, tls_dir))
@@ -153,6 +148,7 @@ class LocalRuntime:
         controls: dict[str, Any],
         creds: Credentials,
         control_recv: Callable[[Any, str, Started], Any],
+        parties: str | None,
     ) -> tuple[list[tuple[str, int]], str | None]:
         """Engine endpoints for a mode whose engines hold the keys: remote ones from the suite, or local processes."""
         suite, spec = run.suite, run.suite.offload
@@ -165,14 +161,9 @@ class LocalRuntime:
         if (spec.tls or run.config.transport == "tls") and not tls_dir:
             tls_dir = str(RunFolder(run.run_dir).certs)
             make_certificates(Path(tls_dir), hosts=suite.data.clients)
-        parties = party_certificates(run)
         endpoints = []
         for i in range(suite.data.clients):
-            tls = (
-                TLSFiles(Path(tls_dir) / "engine.pem", Path(tls_dir) / "engine-key.pem", Path(tls_dir) / "ca.pem")
-                if tls_dir
-                else None
-            )
+            tls = engine_files(tls_dir, i)
             transcripts = None
             if suite.measure.transcripts:
                 transcripts = str(RunFolder(run.run_dir).transcripts(run.config.label) / f"engine-{i}")
@@ -220,20 +211,41 @@ def _pool_totals(hosting: Hosting, started: Started, timeout_s: float) -> Callab
     return finish
 
 
+def engine_files(tls_dir: str | None, index: int) -> TLSFiles | None:
+    """Engine ``index``'s certificate in a `hebench engine certs` folder: it serves host ``index`` only."""
+    if not tls_dir:
+        return None
+    folder = Path(tls_dir)
+    return TLSFiles(folder / f"engine-{index}.pem", folder / f"engine-{index}-key.pem", folder / "ca.pem")
+
+
+def stop_parties(started: Started, engines: dict[str, Any], grace_s: float = 10.0) -> None:
+    """End a configuration's parties: tell each local engine to stop (it would serve forever), then wait for
+    every party to exit, terminating one still alive after ``grace_s`` (the others end on their own once
+    the aggregator's last message reached them)."""
+    for control in engines.values():
+        with contextlib.suppress(OSError, ValueError):  # an engine that died already
+            control.send(STOP)
+    for proc in started.parties.values():
+        proc.join(timeout=grace_s)
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(timeout=5)
+    started.records.close()
+
+
 def party_certificates(run: ConfigurationRun) -> str | None:
-    """``transport: tls``: the folder of this configuration's CA and party certificates (made once, in the
-    run folder); None for authenticated TCP."""
+    """``transport: tls``: the folder of this configuration's party certificates, from a CA made afresh at each
+    start (a resumed run gets new ones) whose private key is never written; None for authenticated TCP."""
     if run.config.transport != "tls":
         return None
     folder = RunFolder(run.run_dir).certs / f"parties-{safe_label(run.config.label)}"
-    if not (folder / "ca.pem").exists():
-        clients = len(run.data.clients)
-        names = (
-            "aggregator",
-            "key-authority",
-            *(f"{role}-{i}" for role in ("client", "engine") for i in range(clients)),
-        )
-        make_party_certificates(folder, names)
+    clients = len(run.data.clients)
+    params = run.config.mode_params
+    share_holders = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
+    servers = ("aggregator", "key-authority", *share_holders)
+    names = (*servers, *(f"{role}-{i}" for role in ("client", "engine") for i in range(clients)))
+    make_party_certificates(folder, names, servers)
     return str(folder)
 
 

@@ -31,6 +31,7 @@ SUITE = {
         {"mode": "raw", "transport": "tls", "tee": {"coefficients": "COEFFS", "mechanisms": ["tee"]}},
         {"mode": "raw", "dp": DP},
         {"mode": "raw", "dp": {"level": "sample", "clip": 1.0, "noise_multiplier": 1.0}},
+        {"name": "shares/tls", "mode": "secret-sharing", "params": {"aggregators": 2}, "transport": "tls"},
     ],
     "measure": {"transcripts": True},
 }
@@ -59,6 +60,15 @@ def test_tls_run_equals_the_tcp_run_and_records_its_transport(run):
     np.testing.assert_array_equal(np.load(tls_dirs[0] / "round-1.npy"), raw_ck)
     transports = {r["config"]: r.get("transport") for r in recs if r["kind"] == "configuration"}
     assert transports["raw/tls/tee-modelled"] == "tls" and transports["raw"] == "tcp"
+
+
+def test_secret_sharing_runs_over_tls_with_its_share_holder_and_keeps_no_ca_key(run):
+    recs = records(run)
+    assert [r["round"] for r in recs if r["kind"] == "round" and r["config"] == "shares/tls"] == [0, 1]
+    holder = [r for r in recs if r["kind"] == "party_round" and r.get("role") == "aggregator-1"]
+    assert len(holder) == 2 and all(r["config"] == "shares/tls" for r in holder)
+    assert (run / "certs" / "parties-shares_tls" / "aggregator-1-server.pem").exists()
+    assert not list(run.rglob("ca-key.pem"))  # the run's CA signed the party certificates and was forgotten
 
 
 def seen(run: Path, label: str) -> list:

@@ -146,6 +146,7 @@ class RunningHub:
         self.records: queue.Queue = queue.Queue()
         tls = hub_tls(str(tmp_path / "hub-tls"))
         hub = Hub(self.ctx, EpochKeys(self.ctx, [], self.records, 3), self.records, server_context(tls))
+        self.hub = hub
         self.doors = {}
         for door, credential in (("server", self.server_key), ("client", self.client_key)):
             listener = open_door("127.0.0.1", 0, tls)

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL
 @pytest.fixture
 def engine(tmp_path):
     files = make_certificates(tmp_path / "certs", hosts=2)
-    server = EngineServer(EngineConfig(tls=files["engine"], timeout_s=10))
+    server = EngineServer(EngineConfig(tls=files["engine-0"], timeout_s=10))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server, files
@@ -44,7 +44,7 @@ def test_engine_refuses_a_client_without_a_valid_certificate(engine, tmp_path):
     with pytest.raises(PartyError, match="TLS handshake"):  # a certificate from another CA
         dial(server.address, tls=strangers["host-0"], authkey=None, peer="engine")
     # trusts the engine, but presents no client certificate: the engine must refuse the session
-    context = ssl.create_default_context(cafile=str(files["engine"].ca))
+    context = ssl.create_default_context(cafile=str(files["engine-0"].ca))
     raw = socket.create_connection(server.address, timeout=5)
     with pytest.raises((ssl.SSLError, ConnectionResetError, BrokenPipeError)):
         tls = context.wrap_socket(raw, server_hostname="127.0.0.1")
@@ -83,7 +83,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_engine(port: int, certs: Path) -> subprocess.Popen:
+def _start_engine(port: int, certs: Path, index: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -94,9 +94,9 @@ def _start_engine(port: int, certs: Path) -> subprocess.Popen:
             "--listen",
             f"127.0.0.1:{port}",
             "--tls-cert",
-            str(certs / "engine.pem"),
+            str(certs / f"engine-{index}.pem"),
             "--tls-key",
-            str(certs / "engine-key.pem"),
+            str(certs / f"engine-{index}-key.pem"),
             "--tls-ca",
             str(certs / "ca.pem"),
         ],
@@ -116,7 +116,7 @@ def test_engine_killed_mid_run_keeps_rounds_and_resume_finishes(tmp_path):
     result = CliRunner().invoke(app, ["engine", "certs", str(certs), "--hosts", "2"])
     assert result.exit_code == 0 and (certs / "host-1.pem").exists()
     ports = [_free_port(), _free_port()]
-    engines = [_start_engine(p, certs) for p in ports]
+    engines = [_start_engine(p, certs, i) for i, p in enumerate(ports)]
     suite = {
         "name": "remote",
         "data": {"dataset": "digits", "clients": 2},
@@ -147,7 +147,7 @@ def test_engine_killed_mid_run_keeps_rounds_and_resume_finishes(tmp_path):
         done = [r.round for r in read_records(out / "results.jsonl", kind="round").records]
         assert done and done == list(range(len(done))) and len(done) < ROUNDS
         engines[1].wait(timeout=10)
-        engines[1] = _start_engine(ports[1], certs)
+        engines[1] = _start_engine(ports[1], certs, 1)
         second = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--resume", "--format", "json"])
         assert second.exit_code == 0, second.output
         assert json.loads(second.stdout)["summary"][0]["rounds_done"] == ROUNDS

@@ -26,6 +26,7 @@ SUITE = {
     "configurations": [
         {"mode": "host-he", "adapter": "tenseal-ckks"},
         {"mode": "offload", "adapter": "tenseal-ckks"},
+        {"mode": "offload", "adapter": "tenseal-ckks", "transport": "tls"},  # every channel over mutual TLS
     ],
     "offload": {"tls": True, "chunk_values": 4096},
     "measure": {"transcripts": True, "timeout_s": 120},
@@ -67,8 +68,18 @@ def engine_secrets(run: Path) -> list[bytes]:
     return [load_adapter(m.parts[0]).secret_key_bytes() for m in keys]
 
 
+def test_offload_over_transport_tls_trains_the_same_model_and_keeps_no_ca_key(run):
+    rows = {r.config: r.to_json() for r in summarize_run(read_records(run / "results.jsonl").records)}
+    tls, tcp = rows["offload/tenseal-ckks/tls"], rows["offload/tenseal-ckks"]
+    assert tls["rounds_done"] == 2 and tls["accuracy"] == pytest.approx(tcp["accuracy"], abs=1e-6)
+    assert (run / "certs" / "engine-1.pem").exists() and (run / "certs" / "parties-offload_tenseal-ckks_tls").is_dir()
+    assert not list(run.rglob("ca-key.pem"))  # the run's CAs signed their certificates and were forgotten
+
+
 def test_keys_rotate_each_round(run):
-    ids = {r["epoch"]: r["key_id"] for r in records(run) if r["kind"] == "keygen" and r["config"].startswith("offload")}
+    ids = {
+        r["epoch"]: r["key_id"] for r in records(run) if r["kind"] == "keygen" and r["config"] == "offload/tenseal-ckks"
+    }
     assert set(ids) == {0, 1} and ids[0] != ids[1]
 
 
