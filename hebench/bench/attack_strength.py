@@ -58,8 +58,8 @@ class StrengthSize:
     ig_single_images: int = 8  # batch-1 observations
     ig_batches_of_4: int = 2
     ig_seeds: int = 1  # model initialisations per observation
-    imprint_batches: int = 2  # per batch size
-    imprint_seeds: int = 2
+    imprint_batches: int = 4  # distinct victim batches per row (the read-out hardly depends on the model seed)
+    imprint_seeds: int = 1
 
 
 FULL = StrengthSize(ig_steps=24_000, ig_single_images=8, ig_batches_of_4=2, ig_seeds=2, imprint_batches=5)

@@ -46,7 +46,7 @@ class AttackConfig:
     lr: float = 1.0
     distance: str = "l2"  # l2 (DLG) or cosine (Inverting Gradients; the masked-cosine variant under selective)
     tv: float = 0.2  # total-variation weight (inverting-gradients; breaching's 0.2)
-    init: str = "randn"  # the dummy's start: randn (breaching, DLG) or rand (U(0, 1), hebench's IG before 2026-12)
+    init: str = "randn"  # the dummy's start: randn (breaching, DLG) or rand (U(0, 1), hebench's IG before issue #29)
     keep: str = "objective"  # IG keeps its best iterate by: objective (match + TV, breaching) or match
     known_label: bool = False  # infer the label (idlg / inverting-gradients)
     patience: int = 40  # stop a restart whose best loss has not improved for this many steps

@@ -37,7 +37,7 @@ class ImprintSpec:
     """What the malicious server plants: ``bins`` rows over ``statistic``, thresholds from its public data."""
 
     bins: int = 64
-    statistic: str = "mean"  # mean (brightness) | random (a seeded unit random projection)
+    statistic: str = "random"  # random (a seeded unit random projection) | mean (brightness)
     seed: int = 0  # the random projection's seed
     gain: float = 10.0  # rows scaled up by ``gain``, their sum down: the same forward, ``gain``² less drift per step
 
