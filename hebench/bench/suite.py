@@ -49,11 +49,14 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,main_command,protections_scale,startup,dp_noise",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
     parser.add_argument("--compact-rounds", type=int, default=20, help="rounds of the compact accuracy runs")
+    parser.add_argument(
+        "--attack-strength-full", action="store_true", help="attack_strength at breaching's 24,000 IG steps (hours)"
+    )
     parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -92,6 +95,11 @@ def main() -> None:
 
         result = attack_restart()
         (args.out / "attack_restart.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "attack_strength" in only:
+        from hebench.bench.attack_strength import attack_strength
+
+        result = attack_strength(full=args.attack_strength_full)
+        (args.out / "attack_strength.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "main_command" in only:
         from hebench.bench.main_command import main_command
 

@@ -4,7 +4,10 @@
   squared gradient distance.
 - ``idlg`` (Zhao et al., 2020): the label from the last layer's gradient, then DLG on the data.
 - ``inverting-gradients`` (Geiping et al., 2020): cosine distance + total variation,
-  Adam on signed gradients, boxed to the image range, step decay.
+  Adam on signed gradients, boxed to the image range, step decay (breaching's settings).
+- ``imprint`` (Fowl et al., 2022, "Robbing the Fed"): a malicious server plants trap
+  weights at the model's input (:mod:`hebench.inversion.imprint`); the images are read
+  out of the block's gradient rows, no optimisation.
 
 Labels: a recipe with ``known_label`` infers the label of a single image
 (iDLG); for more images behind the observation (batch > 1, or N clients) it is
@@ -26,7 +29,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from hebench.inversion.labels import infer_label
+from hebench.inversion.imprint import ImprintSpec, read_out
+from hebench.inversion.labels import infer_label, labels_from_last_bias
 from hebench.inversion.local_update import LocalTraining, _loss, simulate_update
 from hebench.inversion.matching import DISTANCES, total_variation
 from hebench.inversion.observation import Observation
@@ -41,10 +45,13 @@ class AttackConfig:
     steps: int = 300
     lr: float = 1.0
     distance: str = "l2"  # l2 (DLG) or cosine (Inverting Gradients; the masked-cosine variant under selective)
-    tv: float = 1e-4  # total-variation weight (inverting-gradients)
+    tv: float = 0.2  # total-variation weight (inverting-gradients; breaching's 0.2)
+    init: str = "randn"  # the dummy's start: randn (breaching, DLG) or rand (U(0, 1), hebench's IG before issue #29)
+    keep: str = "objective"  # IG keeps its best iterate by: objective (match + TV, breaching) or match
     known_label: bool = False  # infer the label (idlg / inverting-gradients)
     patience: int = 40  # stop a restart whose best loss has not improved for this many steps
     tolerance: float = 1e-10  # stop once the gradient loss is this small
+    imprint: ImprintSpec | None = None  # a malicious server's trap weights, planted before the victim trains
 
 
 @dataclass
@@ -148,19 +155,27 @@ def lbfgs_attack(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstructi
     return Reconstruction(images, labels, best[0], finite, trace, label_source=source)
 
 
+def step_decay(steps: int) -> list[int]:
+    """breaching's ``step-lr`` schedule: the step size drops x0.1 at about 3/8, 5/8 and 7/8 of the steps."""
+    return [int(steps // 2.667), int(steps // 1.6), int(steps // 1.142)]
+
+
 def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
+    """Cosine match + TV, Adam on the gradient's sign, clamped to [0, 1]; keeps the best iterate by ``cfg.keep``."""
     if obs.gradients is None:
         return prior(obs)
     dev = obs.gradients[0].device
     gen = torch.Generator().manual_seed(seed)
-    x = torch.rand((obs.images, *obs.input_shape), generator=gen).to(dev).requires_grad_(True)
+    shape = (obs.images, *obs.input_shape)
+    start = torch.randn(shape, generator=gen) if cfg.init == "randn" else torch.rand(shape, generator=gen)
+    x = start.to(dev).requires_grad_(True)
     y, source = _labels(obs, cfg if cfg.known_label else _with_known(cfg), gen)
     y = y.detach().to(dev).requires_grad_(True) if y.is_floating_point() else y.to(dev)
     params = [x, y] if y.is_floating_point() else [x]
     opt = torch.optim.Adam(params, lr=cfg.lr)
-    milestones = [int(cfg.steps * f) for f in (3 / 8, 5 / 8, 7 / 8)]
-    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=milestones, gamma=0.1)
+    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=step_decay(cfg.steps), gamma=0.1)
     best = (math.inf, x.detach().clone(), y.detach().clone())
+    best_kept = math.inf
     trace: list[float] = []
     finite = True
     for _ in range(cfg.steps):
@@ -169,12 +184,13 @@ def inverting_gradients(obs: Observation, cfg: AttackConfig, seed: int) -> Recon
         loss = match + cfg.tv * total_variation(x)
         loss.backward()
         value = float(match.detach())
-        if not math.isfinite(value):
+        kept = value if cfg.keep == "match" else float(loss.detach())
+        if not math.isfinite(kept):
             finite = False
             break
         trace.append(value)
-        if value < best[0]:
-            best = (value, x.detach().clone(), y.detach().clone())
+        if kept < best_kept:
+            best, best_kept = (value, x.detach().clone(), y.detach().clone()), kept
         x.grad.sign_()  # signed gradients, as in the paper
         opt.step()
         sched.step()
@@ -190,7 +206,20 @@ def _with_known(cfg: AttackConfig) -> AttackConfig:
     return replace(cfg, known_label=True)  # Inverting Gradients always takes the label it can get
 
 
-OPTIMIZERS = {"lbfgs": lbfgs_attack, "signed-adam": inverting_gradients}
+def imprint_readout(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
+    """Robbing the Fed: the images read from the imprint block's rows (analytic; ``seed`` unused)."""
+    if obs.gradients is None:
+        return prior(obs)
+    images, hits = read_out(obs.model, obs.gradients, obs.images)
+    labels = labels_from_last_bias(obs).to(images.device)
+    with torch.enable_grad():  # how well the read-out explains the upload (its own check, as the other attacks')
+        x = images.clone().to(obs.gradients[0].device).requires_grad_(True)
+        upload = dummy_upload(obs, x, labels.to(x.device))
+        fit = float(DISTANCES["cosine"](upload, obs.gradients, obs.masks).detach())
+    return Reconstruction(images, labels.cpu(), fit, True, [float(hits)], label_source="inferred")
+
+
+OPTIMIZERS = {"lbfgs": lbfgs_attack, "signed-adam": inverting_gradients, "imprint-readout": imprint_readout}
 
 
 def reconstruct(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:

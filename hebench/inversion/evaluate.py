@@ -24,6 +24,7 @@ from scipy.optimize import linear_sum_assignment
 from hebench.data.registry import load_federated
 from hebench.errors import DatasetError, ParameterError
 from hebench.inversion.attacks import Reconstruction, resolve_device
+from hebench.inversion.imprint import plant_imprint
 from hebench.inversion.local_update import LocalTraining
 from hebench.inversion.mask_source import MASK_SOURCES, selective_mask
 from hebench.inversion.metrics import score, ssim
@@ -177,6 +178,8 @@ def run_plan(
         for s in range(plan.seeds):
             model_seed = plan.seed * 7919 + s
             model = init_model(plan.model, data.input_shape, data.num_classes, model_seed)
+            if cfg.imprint is not None:  # a malicious server: its trap weights, bins from its public (test) data
+                model = plant_imprint(model, data.input_shape, data.test_x, cfg.imprint)
             obs, info, x_all = _observation(plan, data, model, image, model_seed)
             record: dict[str, Any] = {
                 "plan": plan.name,

@@ -25,3 +25,18 @@ def infer_label(obs: Observation) -> int | None:
         if bool(visible.any(dim=1).all()):
             return int(torch.argmin((weight * visible).sum(dim=1)))
     return None
+
+
+def labels_from_last_bias(obs: Observation) -> torch.Tensor:
+    """A batch's labels, one per image, from the last layer's bias gradient: its most negative classes.
+
+    Each image pushes ``p - y`` into that gradient, negative only at its own label, so the ``images``
+    most negative entries are the labels when they are distinct (repeated labels are not counted).
+    """
+    assert obs.gradients is not None
+    bias = obs.gradients[-1]
+    if bias.ndim != 1 or bias.shape[0] != obs.num_classes:
+        return torch.zeros(obs.images, dtype=torch.long)
+    k = min(obs.images, obs.num_classes)
+    found = torch.argsort(bias)[:k].cpu()
+    return torch.cat([found, found[:1].repeat(obs.images - k)]) if k < obs.images else found

@@ -29,6 +29,12 @@ def cosine_distance(dummy: tuple[torch.Tensor, ...], target: tuple[torch.Tensor,
 
 
 def total_variation(x: torch.Tensor) -> torch.Tensor:
+    """Anisotropic TV: mean |vertical| + mean |horizontal| neighbour difference (interior pairs only).
+
+    breaching takes the mean of |dx| + |dy| with zero padding, which also pulls the last row and column
+    towards 0; in hebench's [0, 1] pixel space that is black (in breaching's normalised space, the mean
+    colour), so the padding is left out here.
+    """
     return (x[..., 1:, :] - x[..., :-1, :]).abs().mean() + (x[..., :, 1:] - x[..., :, :-1]).abs().mean()
 
 

@@ -9,6 +9,7 @@ import yaml
 
 from hebench.errors import ParameterError
 from hebench.inversion.attacks import OPTIMIZERS, AttackConfig
+from hebench.inversion.imprint import ImprintSpec
 
 RECIPES = Path(__file__).resolve().parents[2] / "attacks"
 
@@ -29,10 +30,35 @@ def load_recipe(name_or_path: str) -> AttackConfig:
     unknown = set(raw) - fields
     if unknown:
         raise ParameterError(f"{path}: unknown fields {sorted(unknown)}", f"use only {', '.join(sorted(fields))}")
+    if raw.get("imprint") is not None:
+        raw["imprint"] = _imprint_spec(path, raw["imprint"])
     cfg = AttackConfig(**raw)
     if cfg.optimizer not in OPTIMIZERS or cfg.distance not in ("l2", "cosine"):
         raise ParameterError(
             f"{path}: optimizer/distance '{cfg.optimizer}'/'{cfg.distance}' unknown",
             f"optimizer: {', '.join(OPTIMIZERS)}; distance: l2 or cosine",
         )
+    if cfg.init not in ("randn", "rand") or cfg.keep not in ("objective", "match"):
+        raise ParameterError(
+            f"{path}: init/keep '{cfg.init}'/'{cfg.keep}' unknown", "init: randn or rand; keep: objective or match"
+        )
+    if cfg.optimizer == "imprint-readout" and cfg.imprint is None:
+        raise ParameterError(
+            f"{path}: optimizer 'imprint-readout' without an imprint: section (the trap weights to plant)",
+            "add imprint: {bins: 64, statistic: random}",
+        )
+    if cfg.optimizer != "imprint-readout" and cfg.imprint is not None:
+        raise ParameterError(
+            f"{path}: an imprint: section with optimizer '{cfg.optimizer}', which does not read it out",
+            "use optimizer: imprint-readout, or drop the imprint: section",
+        )
     return cfg
+
+
+def _imprint_spec(path: Path, raw: object) -> ImprintSpec:
+    fields = {f.name for f in dataclasses.fields(ImprintSpec)}
+    if not isinstance(raw, dict) or set(raw) - fields:
+        raise ParameterError(f"{path}: imprint must be a mapping of {sorted(fields)}", "e.g. imprint: {bins: 64}")
+    spec = ImprintSpec(**raw)
+    spec.check()
+    return spec

@@ -123,7 +123,7 @@ def test_summary_reports_mean_and_spread():
 
 
 def test_recipes_are_the_papers_settings():
-    assert recipe_names() == ["dlg", "idlg", "inverting-gradients"]
+    assert recipe_names() == ["dlg", "idlg", "imprint", "inverting-gradients"]
     dlg = load_recipe("dlg")
     assert (dlg.optimizer, dlg.steps, dlg.lr, dlg.distance, dlg.known_label) == ("lbfgs", 300, 1.0, "l2", False)
     assert load_recipe("idlg").known_label and load_recipe("inverting-gradients").distance == "cosine"
