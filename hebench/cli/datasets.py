@@ -19,7 +19,7 @@ app = typer.Typer(help="List and fetch datasets.", no_args_is_help=True)
 @handle_errors
 def list_() -> None:
     """Each dataset, whether it is present, and how to get it."""
-    from hebench.data.registry import list_datasets  # imports torch
+    from hebench.data.presence import list_datasets
 
     table = Table(title="datasets")
     for col in ("dataset", "present", "where", "how to get it"):

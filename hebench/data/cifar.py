@@ -12,12 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-FOLDERS = {"cifar10": ("cifar-10-batches-py", 10), "cifar100": ("cifar-100-python", 100)}
-
-
-def find_cifar(name: str, root: Path) -> Path | None:
-    folder = root / FOLDERS[name][0]
-    return folder if folder.is_dir() else None
+from hebench.data.presence import CIFAR_FOLDERS as FOLDERS
 
 
 def load_cifar_tensors(name: str, root: Path) -> tuple[torch.Tensor, torch.Tensor]:

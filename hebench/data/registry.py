@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from hebench.data.cache import FEMNIST_SAMPLE, cache_dir, femnist_sample
-from hebench.data.cifar import FOLDERS, find_cifar
+from hebench.data.cache import cache_dir, femnist_sample
 from hebench.data.federated import ClientData, FederatedData
 from hebench.data.fetch import resolve
+from hebench.data.presence import CIFAR_FOLDERS as FOLDERS
+from hebench.data.presence import TORCHVISION_SETS, find_cifar
 from hebench.data.splits import partition
 from hebench.errors import DatasetError
 from hebench.suite import DataSpec
@@ -83,12 +83,7 @@ def _femnist(spec: DataSpec, seed: int) -> FederatedData:
     return FederatedData("femnist", clients, test_x, test_y, 62)
 
 
-_TORCHVISION = {
-    "mnist": ("MNIST", 10, {}),
-    "emnist": ("EMNIST", 62, {"split": "byclass"}),
-    "cifar10": ("CIFAR10", 10, {}),
-    "cifar100": ("CIFAR100", 100, {}),
-}
+_TORCHVISION = TORCHVISION_SETS
 
 
 def _torchvision(name: str) -> Callable[[DataSpec, int], FederatedData]:
@@ -133,43 +128,3 @@ LOADERS: dict[str, Callable[[DataSpec, int], FederatedData]] = {
 
 def load_federated(spec: DataSpec, seed: int) -> FederatedData:
     return LOADERS[spec.dataset](spec, seed)
-
-
-@dataclass(frozen=True)
-class DatasetStatus:
-    name: str
-    present: bool
-    where: str
-    how: str
-
-
-def list_datasets() -> list[DatasetStatus]:
-    out = [
-        DatasetStatus("digits", True, "bundled with scikit-learn", "nothing to do"),
-        DatasetStatus("natural", True, "scikit-learn's sample photographs (32x32 patches)", "nothing to do"),
-    ]
-    femnist = resolve("femnist")
-    out.append(
-        DatasetStatus(
-            "femnist",
-            femnist is not None,
-            str(femnist or cache_dir() / "femnist"),
-            "hebench datasets fetch femnist   (or --path DIR for a local LEAF/TFF copy)",
-        )
-    )
-    out.append(
-        DatasetStatus(
-            "femnist (sample)",
-            (FEMNIST_SAMPLE / "train").is_dir(),
-            str(FEMNIST_SAMPLE),
-            "shipped: 5 real writers; data.sample: true (suites/femnist-sample.yaml)",
-        )
-    )
-    root = cache_dir() / "torchvision"
-    for name, (cls_name, _, _) in _TORCHVISION.items():
-        present = (root / cls_name).is_dir() or (root / name).is_dir() or any(root.glob(f"{name}*"))
-        present = present or (name in FOLDERS and find_cifar(name, root) is not None)
-        out.append(
-            DatasetStatus(name, present, str(root), f"set data.download: true in a suite (torchvision {cls_name})")
-        )
-    return out

@@ -42,6 +42,7 @@ def test_importing_the_command_imports_no_torch():
         ["report", "/nonexistent"],
         ["backends"],
         ["run", "--help"],
+        ["datasets", "list"],
     ],
 )
 def test_commands_that_do_not_train_import_no_torch(args):

@@ -8,7 +8,8 @@ import yaml
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.data.fetch import sha256_of
 from hebench.data.leaf import read_split
-from hebench.data.registry import list_datasets, load_federated
+from hebench.data.presence import list_datasets
+from hebench.data.registry import load_federated
 from hebench.errors import SuiteError
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
