@@ -252,7 +252,7 @@ class ThreatSpec(_Frozen):
 class PrivacySpec(_Frozen):
     """Gradient-inversion attacks scored against each configuration, and a privacy–overhead frontier."""
 
-    attack: str = "dlg"  # a recipe in attacks/ (dlg, idlg, inverting-gradients) or a YAML path
+    attack: str = "dlg"  # a recipe in attacks/ (dlg, idlg, inverting-gradients, imprint) or a YAML path
     model: Literal["cnn_dropout", "lenet", "mlp", "resnet18"] = "lenet"  # DLG's sigmoid LeNet
     batch_size: int = Field(1, ge=1)
     images: int = Field(4, ge=1)  # victim batches

@@ -207,7 +207,7 @@ def attack(
         False, "--full", help="run suites/privacy-full.yaml (the full Fig. 9 grid; hours on 2 cores)"
     ),
     attack_name: str = typer.Option(
-        "dlg", "--attack", help="a recipe in attacks/ (dlg, idlg, inverting-gradients) or a YAML path"
+        "dlg", "--attack", help="a recipe in attacks/ (dlg, idlg, inverting-gradients, imprint) or a YAML path"
     ),
     view: str = typer.Option("raw", help="what the aggregator sees: raw, he, or selective (no SUITE/RUN)"),
     mask: str = typer.Option("sensitivity", help="selective mask: sensitivity, magnitude, random, layers"),
