@@ -35,6 +35,7 @@ from hebench.errors import HebenchError, PartyError
 from hebench.net import stream
 from hebench.net.certs import TLSFiles
 from hebench.net.limits import HANDSHAKE_S, FrameTooLargeError, max_frame_bytes
+from hebench.net.shaping import scope as shaping
 
 log = logging.getLogger("hebench.net")
 
@@ -89,10 +90,11 @@ _FRAME_FIX = "raise HEBENCH_MAX_FRAME_BYTES on the receiving side if updates rea
 
 
 class Channel:
-    """One side of a connection; counts bytes both ways."""
+    """One side of a connection; counts bytes both ways. In a shaped run every frame crosses the party's link
+    (:mod:`hebench.net.shaping`)."""
 
     def __init__(self, conn: Connection, peer: str, timeout_s: float, transcript: Path | None = None) -> None:
-        self.conn = conn
+        self.conn = shaping.attach(conn, peer)
         self.peer = peer
         self.timeout_s = timeout_s
         self.bytes_sent = 0
@@ -313,8 +315,10 @@ class Door:
 
 
 def listen(authkey: bytes, on_refuse: Callable[[str], None] | None = None, tls: TLSFiles | None = None) -> Door:
-    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(line)`` hears of each peer refused."""
-    return Door(authkey, on_refuse=on_refuse, tls=tls)
+    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(line)`` hears of each peer refused.
+
+    In a run on the kernel backend the port is on the party's namespace address instead of loopback."""
+    return Door(authkey, host=shaping.listen_host(), on_refuse=on_refuse, tls=tls)
 
 
 def connect(

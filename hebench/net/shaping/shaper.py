@@ -1,0 +1,129 @@
+"""One party's link applied to its frames: pacing on its uplink and downlink, latency, loss; and a ledger.
+
+A frame from A to B leaves A's uplink at A's rate (A's sender waits until its last byte is out) and enters
+B's downlink from the moment its first byte left A, so the two links pipeline as one path does: B holds the
+frame until the later of its arrival and its downlink's finish. Each side then adds its own link's one-way
+delay (± jitter) and, for each lost segment, a round trip of its link plus the segment resent on that link
+(loss as retransmission delay; TCP's shrinking window is not modelled). The sender's part travels with the
+frame in a stamp (:mod:`hebench.net.shaping.wire`). Times are ``CLOCK_MONOTONIC``, which every process of the
+machine shares.
+
+The ledger counts, per party, what crossed its access link and how long the party was held by it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hebench.links.plan import PartyLink
+from hebench.net.shaping.bucket import TokenBucket
+from hebench.net.shaping.clock import Clock, MonotonicClock
+
+MSS = 1448  # bytes of payload per TCP segment (1500-byte MTU, IPv4, timestamps)
+
+
+@dataclass
+class Ledger:
+    """What crossed a party's access link since the last ``take``."""
+
+    up_bytes: int = 0
+    down_bytes: int = 0
+    frames_up: int = 0
+    frames_down: int = 0
+    up_busy_s: float = 0.0  # the uplink's time carrying this party's bytes (bytes / rate, resends included)
+    down_busy_s: float = 0.0
+    transfer_s: float = 0.0  # wall time the party was held by its links (sending, and receiving after arrival)
+    lost_segments: int = 0
+    turns: int = 0  # runs of frames in one direction: each costs (at least) a one-way latency
+    on_device_bytes: int = 0  # host <-> its own engine: not on the access link
+
+
+class PartyShaper:
+    """``pace``: apply the link's rates (userspace); ``delays``: apply delay, jitter and loss (userspace, and
+    the kernel backend where the kernel lacks ``netem``). Neither: record only (model backend)."""
+
+    def __init__(
+        self,
+        party: PartyLink,
+        *,
+        pace: bool = True,
+        delays: bool = True,
+        clock: Clock | None = None,
+        seed: int = 0,
+        burst_bytes: float = 0.0,
+    ) -> None:
+        self.party, self.pace, self.delays = party, pace, delays
+        self.clock = clock or MonotonicClock()
+        link = party.link
+        self.up = TokenBucket(link.up_Bps if pace else None, burst_bytes)
+        self.down = TokenBucket(link.down_Bps if pace else None, burst_bytes)
+        self._rng = np.random.default_rng([seed, zlib.crc32(party.party.encode())])
+        self._lock = threading.Lock()
+        self._ledger = Ledger()
+        self._last: str | None = None
+
+    def _latency(self, nbytes: int) -> tuple[float, int]:
+        """This side's one-way latency for a frame (delay, jitter, lost segments' round trips) and segments lost."""
+        link = self.party.link
+        if not self.delays:
+            return 0.0, 0
+        with self._lock:  # one generator per party, drawn in frame order
+            jitter = float(self._rng.uniform(-link.jitter_s, link.jitter_s)) if link.jitter_s else 0.0
+            lost = int(self._rng.binomial(math.ceil(nbytes / MSS) or 1, link.loss)) if link.loss else 0
+        return max(0.0, link.delay_s + jitter) + lost * 2 * link.delay_s, lost
+
+    def _count(self, direction: str, nbytes: int, busy: float, held: float, lost: int) -> None:
+        with self._lock:
+            led = self._ledger
+            if direction == "up":
+                led.up_bytes, led.frames_up, led.up_busy_s = led.up_bytes + nbytes, led.frames_up + 1, led.up_busy_s + busy
+            else:
+                led.down_bytes += nbytes
+                led.frames_down += 1
+                led.down_busy_s += busy
+            led.transfer_s += held
+            led.lost_segments += lost
+            if self._last != direction:
+                led.turns += 1
+                self._last = direction
+
+    def send(self, nbytes: int) -> tuple[float, float]:
+        """Hold the caller while the frame leaves the uplink; returns (first byte's time, this side's latency)."""
+        now = self.clock.now()
+        lag, lost = self._latency(nbytes)
+        wire = nbytes + lost * MSS
+        start, finish = self.up.reserve(wire, now)
+        self.clock.sleep_until(finish)
+        self._count("up", nbytes, self.up.busy_s(wire), finish - now, lost)
+        return start, lag
+
+    def receive(self, nbytes: int, first_byte: float, sender_lag: float) -> None:
+        """Hold the caller until the frame, which arrived now, is through the downlink and both sides' latency."""
+        arrived = self.clock.now()
+        lag, lost = self._latency(nbytes)
+        wire = nbytes + lost * MSS
+        _, finish = self.down.reserve(wire, min(first_byte, arrived))
+        deliver = max(arrived, finish) + sender_lag + lag
+        self.clock.sleep_until(deliver)
+        self._count("down", nbytes, self.down.busy_s(wire), deliver - arrived, lost)
+
+    def on_device(self, nbytes: int) -> None:
+        with self._lock:
+            self._ledger.on_device_bytes += nbytes
+
+    def take(self) -> dict[str, Any]:
+        """The ledger since the last take (then reset), with the link it is about."""
+        with self._lock:
+            led, self._ledger, self._last = self._ledger, Ledger(), None  # the next frame starts a new run
+        out: dict[str, Any] = {"link": self.party.link.name, **led.__dict__}
+        if self.party.tier is not None:
+            out["tier"] = self.party.tier
+        if self.party.compute_slowdown != 1.0:
+            out["compute_slowdown"] = self.party.compute_slowdown
+        return out
