@@ -39,7 +39,9 @@ def prepare(suite: Suite, config: Configuration, clients: int, run_id: str) -> C
         return ConfigurationNetwork(ShapingSetup(plan, pace=False, delays=False))
     from hebench.net.shaping.kernel import KernelNetwork
 
-    kernel = KernelNetwork.build(plan, run_id)
+    params = config.mode_params
+    helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
+    kernel = KernelNetwork.build(plan, run_id, ("aggregator", *helpers, "key_authority"))
     return ConfigurationNetwork(kernel.setup(), kernel.close, kernel.notes())
 
 

@@ -29,7 +29,3 @@ class TokenBucket:
             finish = base + nbytes / self.rate
             self._free = finish
         return max(earliest, base), max(earliest, finish)
-
-    def busy_s(self, nbytes: float) -> float:
-        """How long ``nbytes`` occupy the link (0 when it has no rate)."""
-        return 0.0 if self.rate is None else nbytes / self.rate

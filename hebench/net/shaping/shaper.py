@@ -36,12 +36,17 @@ class Ledger:
     down_bytes: int = 0
     frames_up: int = 0
     frames_down: int = 0
-    up_busy_s: float = 0.0  # the uplink's time carrying this party's bytes (bytes / rate, resends included)
+    up_busy_s: float = 0.0  # the uplink's time carrying this party's bytes (bytes / the link's rate, resends included)
     down_busy_s: float = 0.0
     transfer_s: float = 0.0  # wall time the party was held by its links (sending, and receiving after arrival)
     lost_segments: int = 0
     turns: int = 0  # runs of frames in one direction: each costs (at least) a one-way latency
     on_device_bytes: int = 0  # host <-> its own engine: not on the access link
+
+
+def _busy(nbytes: int, rate: float | None) -> float:
+    """How long ``nbytes`` occupy a link of ``rate`` (whoever paces it: this shaper, the kernel, or a model)."""
+    return 0.0 if rate is None else nbytes / rate
 
 
 class PartyShaper:
@@ -100,7 +105,7 @@ class PartyShaper:
         wire = nbytes + lost * MSS
         start, finish = self.up.reserve(wire, now)
         self.clock.sleep_until(finish)
-        self._count("up", nbytes, self.up.busy_s(wire), finish - now, lost)
+        self._count("up", nbytes, _busy(wire, self.party.link.up_Bps), finish - now, lost)
         return start, lag
 
     def receive(self, nbytes: int, first_byte: float, sender_lag: float) -> None:
@@ -111,7 +116,7 @@ class PartyShaper:
         _, finish = self.down.reserve(wire, min(first_byte, arrived))
         deliver = max(arrived, finish) + sender_lag + lag
         self.clock.sleep_until(deliver)
-        self._count("down", nbytes, self.down.busy_s(wire), deliver - arrived, lost)
+        self._count("down", nbytes, _busy(wire, self.party.link.down_Bps), deliver - arrived, lost)
 
     def on_device(self, nbytes: int) -> None:
         with self._lock:
