@@ -23,8 +23,8 @@ class Link:
     """One access link, resolved: rates in bytes per second (None: not limited), times in seconds."""
 
     name: str
-    up_Bps: float | None = None  # noqa: N815 - bytes per second
-    down_Bps: float | None = None  # noqa: N815
+    up_Bps: float | None = None
+    down_Bps: float | None = None
     delay_s: float = 0.0
     jitter_s: float = 0.0
     loss: float = 0.0
@@ -47,7 +47,8 @@ class Link:
 
     @property
     def unlimited(self) -> bool:
-        return self.up_Bps is None and self.down_Bps is None and not self.delay_s and not self.jitter_s and not self.loss
+        no_rate = self.up_Bps is None and self.down_Bps is None
+        return no_rate and not (self.delay_s or self.jitter_s or self.loss)
 
     def to_json(self) -> dict[str, Any]:
         """Rates back in Mbit/s, times in ms (as the suite writes them)."""
@@ -170,7 +171,8 @@ def plan_from_json(data: dict[str, Any]) -> NetworkPlan:
                 f"client-{i}", "client", link, k if several else None, float(tier.get("compute_slowdown", 1.0))
             )
     ordered = tuple(clients[i] for i in sorted(clients))
-    return NetworkPlan(str(data.get("emulation", "userspace")), str(data.get("label", "")), link_from_json(data["server"]), ordered)
+    emulation, label = str(data.get("emulation", "userspace")), str(data.get("label", ""))
+    return NetworkPlan(emulation, label, link_from_json(data["server"]), ordered)
 
 
 def with_client_link(plan: NetworkPlan, link: Link) -> NetworkPlan:

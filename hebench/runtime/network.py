@@ -56,7 +56,8 @@ def check_networks(suite: Suite, runtime: str) -> None:
         where = f"configurations[{config.label}].network" if config.network is not None else "network"
         if runtime != "hebench":
             raise ParameterError(
-                f"{where}.emulation: {spec.emulation} links are applied by the local runtime, not by --engine {runtime}",
+                f"{where}.emulation: {spec.emulation} links are applied by the local runtime, "
+                f"not by --engine {runtime}",
                 "run without --engine, or leave network out of the suite for this engine",
             )
         if spec.emulation != "model" and config.spec.needs_engines and suite.offload.engines:

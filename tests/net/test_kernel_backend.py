@@ -98,9 +98,7 @@ def test_a_kernel_network_shapes_with_tbf_and_leaves_nothing_when_closed():
             text=True,
         )
         assert listen.stdout is not None and listen.stdout.readline().strip() == "listening"
-        subprocess.run(
-            ["nsenter", f"--net={client}", sys.executable, "-c", _SOURCE, server], check=True, timeout=60
-        )
+        subprocess.run(["nsenter", f"--net={client}", sys.executable, "-c", _SOURCE, server], check=True, timeout=60)
         assert listen.wait(timeout=60) == 0
         stats = subprocess.run(
             ["nsenter", f"--net={client}", "tc", "-s", "-j", "qdisc", "show", "dev", "eth0"],

@@ -118,9 +118,7 @@ def test_transfer_times_follow_the_links_rates_and_delays(run):
 
 def test_time_to_accuracy_is_the_first_round_reaching_the_target(run):
     reached = [r for r in records(run) if r["kind"] == "time_to_accuracy"]
-    walls = {
-        r["config"]: r["round_wall_s"] for r in party_rounds(run) if r["role"] == "aggregator" and r["round"] == 0
-    }
+    walls = {r["config"]: r["round_wall_s"] for r in party_rounds(run) if r["role"] == "aggregator" and r["round"] == 0}
     links = {r["config"]: r["network"]["label"] for r in records(run) if r["kind"] == "configuration"}
     assert {r["config"] for r in reached} == set(walls)
     for r in reached:

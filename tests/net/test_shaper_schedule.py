@@ -156,7 +156,12 @@ def test_concurrent_senders_keep_each_stamp_with_its_frame():
     a_end, b_end = Pipe()
     a = ShapedConnection(a_end, shaper(clock))
     b = ShapedConnection(b_end, shaper(clock))
-    threads = [threading.Thread(target=lambda k=k: [a.send_bytes(bytes([k]) * 50) for _ in range(20)]) for k in range(4)]
+
+    def sender(k: int) -> None:
+        for _ in range(20):
+            a.send_bytes(bytes([k]) * 50)
+
+    threads = [threading.Thread(target=sender, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
     got = [b.recv_bytes() for _ in range(80)]

@@ -36,7 +36,7 @@ def test_a_channel_opened_outside_any_party_fails_instead_of_bypassing_the_shape
 
 
 def test_a_bound_thread_opens_channels_on_its_own_link(shaped_process):
-    a, b = Pipe()
+    a, _ = Pipe()
     with scope.bound("client-1"):
         ch = Channel(a, "the aggregator", 1.0)
         assert scope.compute_slowdown() == 1.0

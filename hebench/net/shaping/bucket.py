@@ -12,7 +12,7 @@ import threading
 
 
 class TokenBucket:
-    def __init__(self, rate_Bps: float | None, burst_bytes: float = 0.0) -> None:  # noqa: N803
+    def __init__(self, rate_Bps: float | None, burst_bytes: float = 0.0) -> None:
         if rate_Bps is not None and not rate_Bps > 0:
             raise ValueError(f"a token bucket's rate must be positive, got {rate_Bps}")
         self.rate = rate_Bps

@@ -76,7 +76,7 @@ def kernel_capabilities() -> KernelCapabilities:
     holder = _Holder.start(1)
     try:
         ns = holder.namespaces[0]
-        tbf = _in(ns, [tc, "qdisc", "add", "dev", "lo", "root", "tbf", "rate", "1mbit", "burst", "32k", "latency", "50ms"])
+        tbf = _in(ns, [tc, "qdisc", "add", "dev", "lo", "root", *tbf_args(125_000)])
         _in(ns, [tc, "qdisc", "del", "dev", "lo", "root"])
         netem = _in(ns, [tc, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
     finally:
@@ -152,7 +152,7 @@ class _Holder:
             self.proc.wait(timeout=10)
 
 
-def tbf_args(rate_Bps: float) -> list[str]:  # noqa: N803
+def tbf_args(rate_Bps: float) -> list[str]:
     """A tbf for ``rate``: a burst of 1 ms at the rate (at least two full frames), a queue of half a second."""
     burst = max(2 * MTU, int(rate_Bps / 1000))
     limit = max(64 * 1024, int(rate_Bps / 2), 2 * burst)
@@ -185,7 +185,9 @@ class KernelNetwork:
         """Namespaces for ``servers`` and every client of ``plan``, the hub's bridge, veths, addresses, qdiscs."""
         caps = kernel_capabilities()
         if caps.problem:
-            raise ParameterError(f"network.emulation: kernel cannot run here: {caps.problem}", "use emulation: userspace")
+            raise ParameterError(
+                f"network.emulation: kernel cannot run here: {caps.problem}", "use emulation: userspace"
+            )
         sweep()
         parties = [*servers, *(c.party for c in plan.clients)]
         holder = _Holder.start(len(parties) + 1, f"run-{run_id}")
@@ -202,7 +204,8 @@ class KernelNetwork:
         hub, *spaces = self.holder.namespaces
         hub_cmds = ["link set lo up", "link add br0 type bridge", "link set br0 up"]
         for k, (party, ns) in enumerate(zip(parties, spaces, strict=True)):
-            hub_cmds += [f"link add h{k} type veth peer name eth0 netns {ns}", f"link set h{k} master br0", f"link set h{k} up"]
+            hub_cmds += [f"link add h{k} type veth peer name eth0 netns {ns}", f"link set h{k} master br0"]
+            hub_cmds.append(f"link set h{k} up")
             address = f"{SUBNET}.{k // 250}.{k % 250 + 1}"
             self.addresses[party], self.namespaces[party] = address, ns
         _must(hub, ["ip", "-batch", "-"], "\n".join(hub_cmds) + "\n")
@@ -236,7 +239,9 @@ class KernelNetwork:
         )
 
     def notes(self) -> tuple[str, ...]:
-        return () if self.caps.netem else ("the kernel has no netem qdisc: delay, jitter and loss applied in userspace",)
+        if self.caps.netem:
+            return ()
+        return ("the kernel has no netem qdisc: delay, jitter and loss applied in userspace",)
 
     def close(self) -> None:
         """End the holder (the namespaces go with the last process in them) and forget the run's state file."""

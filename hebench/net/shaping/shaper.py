@@ -87,7 +87,9 @@ class PartyShaper:
         with self._lock:
             led = self._ledger
             if direction == "up":
-                led.up_bytes, led.frames_up, led.up_busy_s = led.up_bytes + nbytes, led.frames_up + 1, led.up_busy_s + busy
+                led.up_bytes += nbytes
+                led.frames_up += 1
+                led.up_busy_s += busy
             else:
                 led.down_bytes += nbytes
                 led.frames_down += 1
