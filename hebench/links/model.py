@@ -1,9 +1,9 @@
 """The transfer model: a round's wall time on given links, from what its parties sent on loopback.
 
 For one round measured on loopback (wall ``W``), with each client's bytes on its access link (``u_i`` up,
-``d_i`` down: its own and its offload engine's), the turns of its conversation (``k_i``: changes of
-direction, each a one-way trip), its compute CPU ``c_i``, and each server-side party's bytes (``R_p``
-received, ``S_p`` sent)::
+``d_i`` down: its own and its offload engine's, carried with their segments' headers), the turns of its
+conversation (``k_i``: runs of frames in one direction, each a one-way trip), its compute CPU ``c_i``, and
+each server-side party's bytes (``R_p`` received, ``S_p`` sent)::
 
     upload   = max( max_i [(s_i - 1)·c_i + u_i·(1 + p_i) / U_i],  max_p R_p / D_server )
     download = max( max_i  d_i·(1 + p_i) / D_i,                   max_p S_p / U_server )
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hebench.links.plan import Link, NetworkPlan
+from hebench.links.segments import HEADER, MSS, wire_bytes
 from hebench.results.records import PartyRoundRecord, Record
 
-MSS = 1448  # as the shaper's
 IDLE = ("wait", "receive", "send", "keys")  # phases that wait on peers or links, not compute
 
 
@@ -85,8 +85,8 @@ def round_traffic(records: Iterable[Record], config: str) -> list[RoundTraffic]:
             clients[rec.round][rec.client].append(rec)
         else:
             servers[rec.round].append(rec)
-            if rec.role == "aggregator" and rec.round_wall_s is not None:
-                walls[rec.round] = rec.round_wall_s
+            if rec.role == "aggregator" and rec.round_wall_s is not None:  # on loopback (a report swaps in models)
+                walls[rec.round] = float(rec.extra.get("loopback_round_wall_s", rec.round_wall_s))
     out = []
     for r in sorted(walls):
         per_client = []
@@ -113,8 +113,9 @@ def round_traffic(records: Iterable[Record], config: str) -> list[RoundTraffic]:
     return out
 
 
-def _time(nbytes: float, rate: float | None, loss: float = 0.0) -> float:
-    return 0.0 if rate is None else nbytes * (1 + loss) / rate
+def _time(payload: int, rate: float | None, loss: float = 0.0) -> float:
+    """Seconds ``payload`` bytes occupy a link of ``rate`` (segment headers and expected resends included)."""
+    return 0.0 if rate is None else (wire_bytes(payload) + payload / MSS * loss * (MSS + HEADER)) / rate
 
 
 def model_round(traffic: RoundTraffic, plan: NetworkPlan) -> ModelledRound:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from hebench.links.model import model_round, round_traffic
 from hebench.links.plan import NetworkPlan
-from hebench.results.records import ModelledRoundRecord, PartyRoundRecord, Record, RoundRecord, TimeToAccuracyRecord
+from hebench.results.records import (
+    ConfigurationRecord,
+    ModelledRoundRecord,
+    PartyRoundRecord,
+    Record,
+    RoundRecord,
+    TimeToAccuracyRecord,
+)
 
 
 def modelled_rounds(records: Sequence[Record], config: str, plan: NetworkPlan) -> list[ModelledRoundRecord]:
@@ -64,3 +72,30 @@ def time_to_accuracy(
                 config=config, target=target, round=r, accuracy=reached, wall_s=total, link=link, modelled=modelled
             )
     return None
+
+
+def on_their_links(records: Sequence[Record]) -> tuple[list[Record], list[str]]:
+    """The records with each ``emulation: model`` configuration's aggregator round walls replaced by the modelled
+    ones (the loopback wall kept as ``loopback_round_wall_s``), so that round-time figures are on the suite's link;
+    and a note per configuration saying its round walls are modelled, not measured."""
+    model = {
+        r.config: str((r.network or {}).get("label", ""))
+        for r in records
+        if isinstance(r, ConfigurationRecord) and (r.network or {}).get("emulation") == "model"
+    }
+    if not model:
+        return list(records), []
+    walls = {(r.config, r.round): r.round_wall_s for r in records if isinstance(r, ModelledRoundRecord)}
+    out: list[Record] = []
+    for rec in records:
+        key = (getattr(rec, "config", None), getattr(rec, "round", None))
+        if isinstance(rec, PartyRoundRecord) and rec.role == "aggregator" and key in walls and rec.round_wall_s:
+            extra = {**rec.extra, "loopback_round_wall_s": rec.round_wall_s}
+            rec = dataclasses.replace(rec, round_wall_s=walls[key], extra=extra)
+        out.append(rec)
+    notes = [
+        f"'{config}': round walls are modelled on {link} (emulation: model: the round measured on loopback plus "
+        "the modelled transfers), not measured"
+        for config, link in model.items()
+    ]
+    return out, notes

@@ -21,6 +21,7 @@ from hebench.report.choose import choose
 from hebench.report.leakage_chart import chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
+from hebench.report.network_figure import links_section
 from hebench.report.options import Option, options_for, steady_round_ratios
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes
@@ -512,6 +513,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "environments": env,
         "runs": runs,
         "combined": combined_section(sources, figs),
+        "links": links_section(sources, figs, files, write_csv),
         "chart_caption": CHART_CAPTION,
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),

@@ -8,9 +8,10 @@ from multiprocessing import Pipe
 import pytest
 
 from hebench.links.plan import Link, PartyLink
+from hebench.links.segments import HEADER, MSS, wire_bytes
 from hebench.net.shaping.bucket import TokenBucket
 from hebench.net.shaping.clock import ManualClock
-from hebench.net.shaping.shaper import MSS, PartyShaper
+from hebench.net.shaping.shaper import PartyShaper
 from hebench.net.shaping.wire import STAMP, ShapedConnection
 
 MBIT = 1e6 / 8
@@ -39,15 +40,26 @@ def test_no_rate_means_no_wait():
     assert TokenBucket(None).reserve(10**9, 2.0) == (2.0, 2.0)
 
 
+def send(s: PartyShaper, nbytes: int) -> tuple[float, float]:
+    """A frame through the sender's side: scheduled, written (instantly here), then held until it is out."""
+    frame = s.send(nbytes)
+    s.sent(frame)
+    return frame.start, frame.lag
+
+
+def test_a_link_carries_each_segments_headers_beside_the_payload():
+    assert wire_bytes(MSS) == MSS + HEADER and wire_bytes(MSS + 1) == MSS + 1 + 2 * HEADER and wire_bytes(0) == 0
+
+
 def test_sending_holds_the_sender_until_its_last_byte_leaves_the_uplink():
     clock = ManualClock(100.0)
     s = shaper(clock, up=8 * MBIT)  # 8 Mbit/s = 1 MB/s
-    first, lag = s.send(2_000_000)
+    first, lag = send(s, 2_000_000)
     assert (first, lag) == (100.0, 0.0)
-    assert clock.now() == pytest.approx(102.0)
+    assert clock.now() == pytest.approx(100.0 + wire_bytes(2_000_000) / 1e6)
     ledger = s.take()
-    assert ledger["up_bytes"] == 2_000_000 and ledger["up_busy_s"] == pytest.approx(2.0)
-    assert ledger["transfer_s"] == pytest.approx(2.0) and ledger["turns"] == 1
+    assert ledger["up_bytes"] == 2_000_000 and ledger["up_busy_s"] == pytest.approx(wire_bytes(2_000_000) / 1e6)
+    assert ledger["transfer_s"] == pytest.approx(ledger["up_busy_s"]) and ledger["turns"] == 1
     assert s.take()["up_bytes"] == 0  # taken once
 
 
@@ -56,39 +68,42 @@ def test_two_channels_of_one_party_share_its_pipe():
     clock = ManualClock()
     server = shaper(clock, up=8 * MBIT)
     for _ in range(3):
-        server.send(1_000_000)
-    assert clock.now() == pytest.approx(3.0)
+        send(server, 1_000_000)
+    assert clock.now() == pytest.approx(3 * wire_bytes(1_000_000) / 1e6)
 
 
 def test_a_frame_pipelines_through_uplink_and_downlink():
     """Receiver's downlink starts with the sender's first byte: the slower link decides, not their sum."""
     clock = ManualClock()
     receiver = shaper(clock, down=4 * MBIT)  # 0.5 MB/s
-    clock.advance(1.0)  # the frame (sent from t=0 at 1 MB/s) arrives whole at t=1
-    receiver.receive(1_000_000, first_byte=0.0, sender_lag=0.0)
-    assert clock.now() == pytest.approx(2.0)  # 1 MB at 0.5 MB/s from t=0, not 1 + 2
+    receiver.receive(1_000_000, first_byte=0.0, last_byte=1.0, sender_lag=0.0)  # its uplink: 0 to 1 s
+    assert clock.now() == pytest.approx(2 * wire_bytes(1_000_000) / 1e6)  # from t=0 at 0.5 MB/s, not 1 + 2
     fast = shaper(ManualClock(), down=80 * MBIT)
-    fast.clock.advance(1.0)
-    fast.receive(1_000_000, first_byte=0.0, sender_lag=0.0)
-    assert fast.clock.now() == pytest.approx(1.0)  # the uplink was the bottleneck: delivered on arrival
+    fast.receive(1_000_000, first_byte=0.0, last_byte=1.0, sender_lag=0.0)
+    assert fast.clock.now() == pytest.approx(1.0)  # the uplink was the bottleneck: delivered as it finished
+    late = shaper(ManualClock(5.0), down=80 * MBIT)
+    late.receive(1_000_000, first_byte=0.0, last_byte=1.0, sender_lag=0.0)
+    assert late.clock.now() == 5.0 and late.take()["transfer_s"] == 0.0  # read long after: not held again
 
 
 def test_delay_is_added_once_per_side_and_overlaps_the_next_transfer():
     clock = ManualClock()
     sender = shaper(clock, up=8 * MBIT, delay_s=0.05)
-    first, lag = sender.send(100_000)
-    assert lag == pytest.approx(0.05)
-    assert clock.now() == pytest.approx(0.1)  # the sender is free again after its bytes, not after the delay
+    frame = sender.send(100_000)
+    sender.sent(frame)
+    out = wire_bytes(100_000) / 1e6
+    assert frame.lag == pytest.approx(0.05)
+    assert clock.now() == pytest.approx(out)  # the sender is free again after its bytes, not after the delay
     receiver = shaper(clock, delay_s=0.02)
-    receiver.receive(100_000, first, lag)
-    assert clock.now() == pytest.approx(0.1 + 0.05 + 0.02)
+    receiver.receive(100_000, frame.start, frame.finish, frame.lag)
+    assert clock.now() == pytest.approx(out + 0.05 + 0.02)
 
 
 def test_jitter_is_seeded_and_within_its_bounds():
     lags = []
     for _ in range(2):
         s = shaper(ManualClock(), delay_s=0.05, jitter_s=0.01)
-        lags.append([s.send(100)[1] for _ in range(50)])
+        lags.append([send(s, 100)[1] for _ in range(50)])
     assert lags[0] == lags[1]  # same seed, same party: same draws
     assert all(0.04 <= x <= 0.06 for x in lags[0]) and len(set(lags[0])) > 1
 
@@ -96,22 +111,22 @@ def test_jitter_is_seeded_and_within_its_bounds():
 def test_loss_resends_segments_and_costs_a_round_trip_each():
     clock = ManualClock()
     s = shaper(clock, up=8 * MBIT, delay_s=0.01, loss=0.1)
-    _, lag = s.send(1_000_000)
+    _, lag = send(s, 1_000_000)
     ledger = s.take()
     lost = ledger["lost_segments"]
     assert 0 < lost < 1_000_000 / MSS  # about a tenth of 691 segments
     assert lag == pytest.approx(0.01 + lost * 0.02)
-    assert clock.now() == pytest.approx((1_000_000 + lost * MSS) / 1e6)
+    assert clock.now() == pytest.approx((wire_bytes(1_000_000) + lost * (MSS + HEADER)) / 1e6)
 
 
 def test_the_turns_count_changes_of_direction():
     clock = ManualClock()
     s = shaper(clock)
-    s.receive(10, 0.0, 0.0)
-    s.send(10)
-    s.send(10)
-    s.receive(10, 0.0, 0.0)
-    s.send(10)
+    s.receive(10, 0.0, 0.0, 0.0)
+    send(s, 10)
+    send(s, 10)
+    s.receive(10, 0.0, 0.0, 0.0)
+    send(s, 10)
     assert s.take()["turns"] == 4
 
 

@@ -1,9 +1,12 @@
 """One party's link applied to its frames: pacing on its uplink and downlink, latency, loss; and a ledger.
 
-A frame from A to B leaves A's uplink at A's rate (A's sender waits until its last byte is out) and enters
+A frame from A to B leaves A's uplink at A's rate (A's sender is held until its last byte is out) and enters
 B's downlink from the moment its first byte left A, so the two links pipeline as one path does: B holds the
-frame until the later of its arrival and its downlink's finish. Each side then adds its own link's one-way
-delay (± jitter) and, for each lost segment, a round trip of its link plus the segment resent on that link
+frame until the later of its arrival, A's uplink's finish and its own downlink's finish. The bytes themselves
+cross loopback at once, so copying them never adds to the link's time. Rates are link rates: each segment
+of MSS payload bytes carries HEADER bytes of Ethernet, IP and TCP headers (what ``tbf`` counts, see
+:mod:`hebench.links.segments`). Each side then adds its own link's one-way delay (± jitter)
+and, for each lost segment, a round trip of its link plus the segment resent on that link
 (loss as retransmission delay; TCP's shrinking window is not modelled). The sender's part travels with the
 frame in a stamp (:mod:`hebench.net.shaping.wire`). Times are ``CLOCK_MONOTONIC``, which every process of the
 machine shares.
@@ -22,10 +25,9 @@ from typing import Any
 import numpy as np
 
 from hebench.links.plan import PartyLink
+from hebench.links.segments import HEADER, MSS, wire_bytes
 from hebench.net.shaping.bucket import TokenBucket
 from hebench.net.shaping.clock import Clock, MonotonicClock
-
-MSS = 1448  # bytes of payload per TCP segment (1500-byte MTU, IPv4, timestamps)
 
 
 @dataclass
@@ -42,6 +44,20 @@ class Ledger:
     lost_segments: int = 0
     turns: int = 0  # runs of frames in one direction: each costs (at least) a one-way latency
     on_device_bytes: int = 0  # host <-> its own engine: not on the access link
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A frame scheduled on an uplink: its bytes (payload, on the wire, segments lost), when the sender asked,
+    when its first and last byte leave, and the sender's share of the latency."""
+
+    nbytes: int
+    wire: int
+    lost: int
+    called: float
+    start: float
+    finish: float
+    lag: float
 
 
 def _busy(nbytes: int, rate: float | None) -> float:
@@ -100,23 +116,28 @@ class PartyShaper:
                 led.turns += 1
                 self._last = direction
 
-    def send(self, nbytes: int) -> tuple[float, float]:
-        """Hold the caller while the frame leaves the uplink; returns (first byte's time, this side's latency)."""
+    def send(self, nbytes: int) -> Departure:
+        """Schedule a frame on the uplink (the caller writes it, then calls :meth:`sent`)."""
         now = self.clock.now()
         lag, lost = self._latency(nbytes)
-        wire = nbytes + lost * MSS
+        wire = wire_bytes(nbytes) + lost * (MSS + HEADER)
         start, finish = self.up.reserve(wire, now)
-        self.clock.sleep_until(finish)
-        self._count("up", nbytes, _busy(wire, self.party.link.up_Bps), finish - now, lost)
-        return start, lag
+        return Departure(nbytes, wire, lost, now, start, finish, lag)
 
-    def receive(self, nbytes: int, first_byte: float, sender_lag: float) -> None:
-        """Hold the caller until the frame, which arrived now, is through the downlink and both sides' latency."""
+    def sent(self, frame: Departure) -> None:
+        """Hold the caller until the frame's last byte has left the uplink."""
+        self.clock.sleep_until(frame.finish)
+        held = max(frame.finish, self.clock.now()) - frame.called
+        self._count("up", frame.nbytes, _busy(frame.wire, self.party.link.up_Bps), held, frame.lost)
+
+    def receive(self, nbytes: int, first_byte: float, last_byte: float, sender_lag: float) -> None:
+        """Hold the caller until the frame, which arrived now, has left the sender's uplink, crossed this side's
+        downlink and both sides' latency."""
         arrived = self.clock.now()
         lag, lost = self._latency(nbytes)
-        wire = nbytes + lost * MSS
+        wire = wire_bytes(nbytes) + lost * (MSS + HEADER)
         _, finish = self.down.reserve(wire, min(first_byte, arrived))
-        deliver = max(arrived, finish) + sender_lag + lag
+        deliver = max(arrived, last_byte, finish) + sender_lag + lag
         self.clock.sleep_until(deliver)
         self._count("down", nbytes, _busy(wire, self.party.link.down_Bps), deliver - arrived, lost)
 

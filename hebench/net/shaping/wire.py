@@ -1,8 +1,9 @@
 """A connection whose every frame passes through its party's shaper, with the sender's timing in a stamp.
 
 Before each frame the sender writes a small stamp frame: whether the channel stays inside the device (a host
-and its own engine), when the frame's first byte left the sender, and the sender's share of the latency. The
-receiver reads it and holds the frame as its own link would (:class:`~hebench.net.shaping.shaper.PartyShaper`).
+and its own engine), when the frame's first and last byte leave the sender's uplink, and the sender's share of
+the latency. The sender writes the frame at once and is then held until its last byte would be out; the
+receiver reads the stamp and holds the frame as the path would (:class:`~hebench.net.shaping.shaper.PartyShaper`).
 Stamps are hebench's own framing under :class:`~hebench.net.transport.Channel`: not counted as traffic, not
 in transcripts. Both ends of every channel of a shaped run are shaped (a channel opened outside a party's
 scope is refused, see :mod:`hebench.net.shaping.scope`).
@@ -16,7 +17,7 @@ from typing import Any
 
 from hebench.net.shaping.shaper import PartyShaper
 
-STAMP = struct.Struct(">?dd")  # on-device, first byte's time, sender's latency
+STAMP = struct.Struct(">?ddd")  # on-device, first and last byte's departure, sender's latency
 
 
 class ShapedConnection:
@@ -31,25 +32,26 @@ class ShapedConnection:
         with self._send_lock:  # a stamp and its frame travel together
             if self.on_device:
                 self.shaper.on_device(len(data))
-                stamp = STAMP.pack(True, 0.0, 0.0)
-            else:
-                first_byte, lag = self.shaper.send(len(data))
-                stamp = STAMP.pack(False, first_byte, lag)
-            self.inner.send_bytes(stamp)
+                self.inner.send_bytes(STAMP.pack(True, 0.0, 0.0, 0.0))
+                self.inner.send_bytes(data)
+                return
+            frame = self.shaper.send(len(data))
+            self.inner.send_bytes(STAMP.pack(False, frame.start, frame.finish, frame.lag))
             self.inner.send_bytes(data)
+            self.shaper.sent(frame)
 
     def recv_bytes(self, maxlength: int | None = None) -> bytes:
         stamp = self.inner.recv_bytes(max(STAMP.size, 256))
         data = self.inner.recv_bytes(maxlength) if maxlength is not None else self.inner.recv_bytes()
         try:
-            on_device, first_byte, lag = STAMP.unpack(stamp)
+            on_device, first_byte, last_byte, lag = STAMP.unpack(stamp)
         except struct.error:
             raise EOFError("a frame without its shaper stamp: the peer is not shaped as this run is") from None
         if on_device:
             self.on_device = True
             self.shaper.on_device(len(data))
         else:
-            self.shaper.receive(len(data), first_byte, lag)
+            self.shaper.receive(len(data), first_byte, last_byte, lag)
         return data
 
     def poll(self, timeout: float | None = None) -> bool:
