@@ -302,7 +302,7 @@ class Configuration(_Frozen):
     dp: DPSpec | None = None  # differential privacy on the clients' updates
     transport: Literal["tcp", "tls"] = "tcp"  # tls: every party's channels over mutual TLS
     tee: TEESpec | None = None  # a modelled (never measured) TEE cost row from this configuration's run
-    network: NetworkSpec | None = None  # this configuration's links (None: the suite's network)
+    network: NetworkSpec | None = None  # keys given here override the suite's network (None: the suite's)
 
     @field_validator("params")
     @classmethod
@@ -366,8 +366,9 @@ class Configuration(_Frozen):
         base += f"/{self.dp.tag}" if self.dp is not None else ""
         base += "/tls" if self.transport == "tls" else ""
         base += "/tee-modelled" if self.tee is not None else ""
-        base += f"@{self.network.label}" if self.network is not None else ""
-        return base + (f"[{params_tag(self.params)}]" if self.params else "")
+        base += f"[{params_tag(self.params)}]" if self.params else ""
+        own_links = self.network is not None and {"clients", "tiers"} & self.network.model_fields_set
+        return base + (f"@{self.network.label}" if own_links and self.network is not None else "")
 
 
 def params_tag(params: dict[str, Any]) -> str:
@@ -472,8 +473,13 @@ class Suite(_Frozen):
     network: NetworkSpec | None = None  # every party's links (None: loopback, unshaped); a configuration may override
 
     def network_for(self, config: Configuration) -> NetworkSpec | None:
-        """The links ``config`` runs on: its own ``network``, else the suite's."""
-        return config.network if config.network is not None else self.network
+        """The links ``config`` runs on: the suite's ``network`` with the keys ``config.network`` gives over it
+        (``clients``, ``server``, ``tiers``, ``emulation``), so ``--set network.emulation=model`` reaches every
+        configuration that did not set its own."""
+        if config.network is None or self.network is None:
+            return config.network if config.network is not None else self.network
+        given = {k: getattr(config.network, k) for k in config.network.model_fields_set}
+        return self.network.model_copy(update=given)
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:

@@ -11,6 +11,7 @@ import typer
 
 from hebench.cli.common import OutputFormat, RoundLines, console, err_console, handle_errors, print_json, progress_bar
 from hebench.cli.legend import label_keys, print_legend
+from hebench.cli.links import links_table
 from hebench.cli.summary import print_summary
 from hebench.errors import ParameterError
 from hebench.results import read_records
@@ -132,6 +133,8 @@ def run(
         )
         return
     keys = print_summary(console, rows, notes)
+    if (links := links_table(records, keys)) is not None:  # configurations that ran on links
+        console.print(links)
     attacks = [r.to_json() for r in records if isinstance(r, AttackSummaryRecord)]
     if attacks:
         from hebench.cli.attack import attack_table
