@@ -63,7 +63,7 @@ def test_every_profile_names_its_public_source():
         ("network.clients.loss=-0.1", "network.clients.loss", "[0, 1)"),
         ("network.clients.delay_ms=-1", "network.clients.delay_ms", "cannot be negative"),
         ("network.tiers=[{share: 0.5, profile: lte}]", "network.tiers", "add up to 0.5, not 1"),
-        ("network.tiers=[{share: 1, profile: lte, compute_slowdown: 0.5}]", "network.tiers.0.compute_slowdown", "at least 1"),
+        ("network.tiers=[{share: 1, compute_slowdown: 0.5}]", "network.tiers.0.compute_slowdown", "at least 1"),
         ("network.emulation=fast", "network.emulation", "'userspace', 'kernel' or 'model'"),
         ("training.target_accuracy=1.5", "training.target_accuracy", "(0, 1]"),
     ],
