@@ -45,11 +45,6 @@ class Link:
             loss=f["loss"] or 0.0,
         )
 
-    @property
-    def unlimited(self) -> bool:
-        no_rate = self.up_Bps is None and self.down_Bps is None
-        return no_rate and not (self.delay_s or self.jitter_s or self.loss)
-
     def to_json(self) -> dict[str, Any]:
         """Rates back in Mbit/s, times in ms (as the suite writes them)."""
         return {
@@ -61,9 +56,6 @@ class Link:
             "loss": self.loss,
         }
 
-
-UNLIMITED = Link("unlimited")
-ON_DEVICE = Link("on-device")  # host <-> its own engine: inside the client's device, never on its access link
 
 
 @dataclass(frozen=True)
@@ -88,11 +80,13 @@ class NetworkPlan:
     seed: int = 0
 
     def for_party(self, party: str) -> PartyLink:
-        """``client-3`` and ``engine-3`` share client 3's link; anything else is server-side."""
+        """``client-3`` and ``engine-3`` share client 3's link (the engine computes at this machine's speed: its
+        tier's slowdown is the client device's); anything else is server-side."""
         role, _, index = party.rpartition("-")
         if role in ("client", "engine") and index.isdigit():
             client = self.clients[int(index)]
-            return PartyLink(party, "client", client.link, client.tier, client.compute_slowdown)
+            slowdown = client.compute_slowdown if role == "client" else 1.0
+            return PartyLink(party, "client", client.link, client.tier, slowdown)
         return PartyLink(party, "server", self.server)
 
     def to_json(self) -> dict[str, Any]:

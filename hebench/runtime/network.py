@@ -20,7 +20,6 @@ class ConfigurationNetwork:
 
     setup: ShapingSetup | None = None
     close: Callable[[], None] = lambda: None
-    notes: tuple[str, ...] = ()  # what the run should say about how the links were applied
 
 
 def network_plan(suite: Suite, config: Configuration, clients: int) -> NetworkPlan | None:
@@ -42,7 +41,7 @@ def prepare(suite: Suite, config: Configuration, clients: int, run_id: str) -> C
     params = config.mode_params
     helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
     kernel = KernelNetwork.build(plan, run_id, ("aggregator", *helpers, "key_authority"))
-    return ConfigurationNetwork(kernel.setup(), kernel.close, kernel.notes())
+    return ConfigurationNetwork(kernel.setup(), kernel.close)
 
 
 def check_networks(suite: Suite, runtime: str) -> None:

@@ -99,6 +99,16 @@ def test_delay_is_added_once_per_side_and_overlaps_the_next_transfer():
     assert clock.now() == pytest.approx(out + 0.05 + 0.02)
 
 
+def test_frames_waiting_to_be_read_are_not_delayed_again():
+    """Three clients' updates leave at once with 75 ms of latency; read one after another they are all due at
+    75 ms, not 75, 150 and 225 ms (a receiver's reading order is not a network delay)."""
+    clock = ManualClock()
+    aggregator = shaper(clock)
+    for _ in range(3):
+        aggregator.receive(1000, first_byte=0.0, last_byte=0.0, sender_lag=0.075)
+    assert clock.now() == pytest.approx(0.075)
+
+
 def test_jitter_is_seeded_and_within_its_bounds():
     lags = []
     for _ in range(2):

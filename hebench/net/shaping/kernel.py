@@ -238,11 +238,6 @@ class KernelNetwork:
             addresses=dict(self.addresses),
         )
 
-    def notes(self) -> tuple[str, ...]:
-        if self.caps.netem:
-            return ()
-        return ("the kernel has no netem qdisc: delay, jitter and loss applied in userspace",)
-
     def close(self) -> None:
         """End the holder (the namespaces go with the last process in them) and forget the run's state file."""
         if self.closed:

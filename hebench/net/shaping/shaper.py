@@ -131,13 +131,14 @@ class PartyShaper:
         self._count("up", frame.nbytes, _busy(frame.wire, self.party.link.up_Bps), held, frame.lost)
 
     def receive(self, nbytes: int, first_byte: float, last_byte: float, sender_lag: float) -> None:
-        """Hold the caller until the frame, which arrived now, has left the sender's uplink, crossed this side's
-        downlink and both sides' latency."""
+        """Hold the caller until the frame is due: out of the sender's uplink and through this side's downlink,
+        plus both sides' latency. The latency runs from the frame's departure, not from when the caller got to
+        it: a frame read late (the aggregator reading its clients one after another) is not delayed again."""
         arrived = self.clock.now()
         lag, lost = self._latency(nbytes)
         wire = wire_bytes(nbytes) + lost * (MSS + HEADER)
         _, finish = self.down.reserve(wire, min(first_byte, arrived))
-        deliver = max(arrived, last_byte, finish) + sender_lag + lag
+        deliver = max(arrived, max(last_byte, finish) + sender_lag + lag)
         self.clock.sleep_until(deliver)
         self._count("down", nbytes, _busy(wire, self.party.link.down_Bps), deliver - arrived, lost)
 
