@@ -1,10 +1,10 @@
 """Round time on real links: the transfer model against emulated runs, and how each protection's verdict shifts.
 
-One loopback run (``emulation: model``: parties on loopback, every frame recorded) gives each mode's rounds;
-the model turns them into round times on each profile. Then each profile is emulated (``userspace``, and
-``kernel`` where it runs) and its measured round times are set against the model's. Goal: within 10 % for
-every mode, steady rounds. The verdict shift is each protection's round time over raw's, on loopback and on
-each profile, measured in the same runs.
+Per profile, one run in which each protection runs on the model backend (parties on loopback, every frame
+recorded, ``modelled_round`` records) and right after on each emulated backend (``userspace``; ``kernel``
+where asked and it runs), so both see the same machine load; the emulated steady rounds are set against the
+modelled ones. Goal: within 10 % for every mode. The verdict shift is each protection's round time over
+raw's, on loopback and on each profile, measured in the same runs.
 """
 
 from __future__ import annotations
@@ -15,12 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hebench.links.model import model_round, round_traffic
-from hebench.links.plan import plan_network
 from hebench.results import read_records
-from hebench.results.records import ConfigurationRecord, PartyRoundRecord, Record
+from hebench.results.records import ModelledRoundRecord, PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
-from hebench.suite import NetworkSpec, parse_suite
+from hebench.suite import parse_suite
 
 PROFILES = ("lte", "home-broadband", "datacenter")
 SERVER = {"profile": "datacenter"}
@@ -49,13 +47,18 @@ SUITE: dict[str, Any] = {
 }
 
 
-def _run(suite: dict[str, Any], network: dict[str, Any], folder: Path) -> list[Record]:
+def _interleaved(suite: dict[str, Any], profile: str, backends: tuple[str, ...]) -> dict[str, Any]:
+    """The suite with each protection run on the model backend and then on each emulated backend, one after
+    another, so the model's loopback rounds and the emulated ones see the same machine load."""
     raw = copy.deepcopy(suite)
-    raw["network"] = network
-    for config in raw["configurations"]:
-        config.pop("network", None)  # one link for the whole run
-    Runner(parse_suite(raw), folder).run()
-    return read_records(folder / "results.jsonl").records
+    raw["network"] = {"clients": {"profile": profile}, "server": SERVER}
+    configs = []
+    for config in suite["configurations"]:
+        base = parse_suite({**raw, "configurations": [config]}).configurations[0].label
+        for backend in ("model", *backends):
+            configs.append({**config, "name": f"{base}|{backend}", "network": {"emulation": backend}})
+    raw["configurations"] = configs
+    return raw
 
 
 def _steady(walls: dict[int, float]) -> float | None:
@@ -63,16 +66,19 @@ def _steady(walls: dict[int, float]) -> float | None:
     return statistics.fmean(steady) if steady else None
 
 
-def _measured(records: list[Record]) -> dict[str, float | None]:
-    walls: dict[str, dict[int, float]] = {}
+def _walls(records: list[Record]) -> dict[str, dict[str, float | None]]:
+    """Configuration -> loopback / measured / modelled steady round wall."""
+    measured: dict[str, dict[int, float]] = {}
+    modelled: dict[str, dict[int, float]] = {}
     for rec in records:
         if isinstance(rec, PartyRoundRecord) and rec.role == "aggregator" and rec.round_wall_s is not None:
-            walls.setdefault(rec.config, {})[rec.round] = rec.round_wall_s
-    return {label: _steady(w) for label, w in walls.items()}
-
-
-def _labels(records: list[Record]) -> list[str]:
-    return [r.config for r in records if isinstance(r, ConfigurationRecord)]
+            measured.setdefault(rec.config, {})[rec.round] = rec.round_wall_s
+        elif isinstance(rec, ModelledRoundRecord):
+            modelled.setdefault(rec.config, {})[rec.round] = rec.round_wall_s
+    return {
+        label: {"measured": _steady(measured.get(label, {})), "modelled": _steady(modelled.get(label, {}))}
+        for label in {*measured, *modelled}
+    }
 
 
 def networks(
@@ -83,34 +89,30 @@ def networks(
 ) -> dict[str, Any]:
     """Model vs emulated round times per mode and profile, and each protection's round time over raw's."""
     suite = suite or SUITE
+    rows: list[dict[str, Any]] = []
+    shift: dict[str, dict[str, float | None]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = out or Path(tmp)
-        loopback = _run(
-            suite, {"clients": {"profile": profiles[0]}, "server": SERVER, "emulation": "model"}, root / "loopback"
-        )
-        labels = _labels(loopback)
-        clients = int(suite["data"]["clients"])
-        rows: list[dict[str, Any]] = []
-        shift: dict[str, dict[str, float | None]] = {"loopback": _ratios(_measured(loopback), labels)}
         for profile in profiles:
-            spec = NetworkSpec.model_validate({"clients": {"profile": profile}, "server": SERVER})
-            plan = plan_network(spec, clients, int(suite.get("seed", 0)))
-            modelled: dict[str, float | None] = {}
-            for label in labels:
-                rounds = {t.round: t.wall_s + model_round(t, plan).transfer_s for t in round_traffic(loopback, label)}
-                modelled[label] = _steady(rounds)
-            shift[f"{profile} (model)"] = _ratios(modelled, labels)
+            folder = root / profile
+            Runner(parse_suite(_interleaved(suite, profile, backends)), folder).run()
+            walls = _walls(read_records(folder / "results.jsonl").records)
+            protections = list(dict.fromkeys(label.split("|")[0] for label in walls))
+            loopback = {p: walls.get(f"{p}|model", {}).get("measured") for p in protections}
+            model = {p: walls.get(f"{p}|model", {}).get("modelled") for p in protections}
+            shift.setdefault("loopback", _ratios(loopback, protections))
+            shift[f"{profile} (model)"] = _ratios(model, protections)
             for backend in backends:
-                network = {"clients": {"profile": profile}, "server": SERVER, "emulation": backend}
-                emulated = _measured(_run(suite, network, root / f"{profile}-{backend}"))
-                shift[f"{profile} ({backend})"] = _ratios(emulated, labels)
-                for label in labels:
-                    got, want = emulated.get(label), modelled.get(label)
+                emulated = {p: walls.get(f"{p}|{backend}", {}).get("measured") for p in protections}
+                shift[f"{profile} ({backend})"] = _ratios(emulated, protections)
+                for p in protections:
+                    got, want = emulated[p], model[p]
                     rows.append(
                         {
                             "profile": profile,
                             "backend": backend,
-                            "config": label,
+                            "config": p,
+                            "loopback_round_s": loopback[p],
                             "emulated_round_s": got,
                             "modelled_round_s": want,
                             "emulated_over_model": None if not got or not want else got / want,
