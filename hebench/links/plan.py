@@ -57,7 +57,6 @@ class Link:
         }
 
 
-
 @dataclass(frozen=True)
 class PartyLink:
     """A party's link and, for a client of a tier, its tier and compute slowdown."""

@@ -90,6 +90,7 @@ class LocalRuntime:
             args = (network.setup, party, target, *args, child, started.records)
             proc = spawn.Process(target=run_bound, args=args, name=name, daemon=True)
             proc.start()
+            network.register(proc.pid)
             started.parties[name], controls[name] = proc, parent
 
         def start_party(name: str, body: Callable, ctx: PartyContext, doors: tuple[str, ...]) -> None:
@@ -196,6 +197,7 @@ class LocalRuntime:
             args = (network.setup, f"engine-{i}", local_engine_main, engine_config, child)
             proc = spawn.Process(target=run_bound, args=args, name=f"engine-{i}", daemon=True)
             proc.start()
+            network.register(proc.pid)
             started.parties[f"engine-{i}"], controls[f"engine-{i}"] = proc, parent
             endpoints.append(tuple(control_recv(parent, f"engine-{i}", started)))
         return endpoints, tls_dir

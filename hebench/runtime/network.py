@@ -20,6 +20,7 @@ class ConfigurationNetwork:
 
     setup: ShapingSetup | None = None
     close: Callable[[], None] = lambda: None
+    register: Callable[[int], None] = lambda pid: None  # a party process started on these links (kernel: swept)
 
 
 def network_plan(suite: Suite, config: Configuration, clients: int) -> NetworkPlan | None:
@@ -41,7 +42,7 @@ def prepare(suite: Suite, config: Configuration, clients: int, run_id: str) -> C
     params = config.mode_params
     helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
     kernel = KernelNetwork.build(plan, run_id, ("aggregator", *helpers, "key_authority"))
-    return ConfigurationNetwork(kernel.setup(), kernel.close)
+    return ConfigurationNetwork(kernel.setup(), kernel.close, kernel.register)
 
 
 def check_networks(suite: Suite, runtime: str) -> None:

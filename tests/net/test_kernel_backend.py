@@ -178,12 +178,12 @@ def test_the_sweeper_ends_what_a_dead_run_left_holding_its_namespaces(tmp_path, 
     made = set(holder.inodes())
     dead = subprocess.Popen(["true"])
     dead.wait()  # a pid whose process is gone: the run that "died"
-    (tmp_path / f"{dead.pid}-orphan.json").write_text(
-        json.dumps({"runner": dead.pid, "runner_start": "0", "holder": holder.proc.pid, "namespaces": sorted(made)})
-    )
+    recorded = [[holder.proc.pid, kernel._start_ticks(holder.proc.pid)], [dead.pid, "0"]]  # and a gone party
+    (tmp_path / f"{dead.pid}-orphan.json").write_text(json.dumps({"runner": [dead.pid, "0"], "processes": recorded}))
     alive = tmp_path / f"{os.getpid()}-alive.json"  # a live run's state is left alone
-    alive.write_text(json.dumps({"runner": os.getpid(), "runner_start": kernel._start_ticks(os.getpid())}))
-    assert holder.proc.pid in sweep()
+    me = [os.getpid(), kernel._start_ticks(os.getpid())]
+    alive.write_text(json.dumps({"runner": me, "processes": [me]}))
+    assert sweep() == [holder.proc.pid]  # the gone party's pid is not killed: its start time does not match
     holder.proc.wait(timeout=10)
     wait_until_gone(made, [holder.proc.pid])
     assert not made & namespaces_in_use()

@@ -11,8 +11,8 @@ delay, jitter and loss on the party's end; where it has not, the run says so and
 Nothing is created in the machine's own namespace. The namespaces are anonymous: they vanish with the last
 process in them, their veths and qdiscs with them. The holder and every party die with the run (the holder
 when its pipe closes or through ``PR_SET_PDEATHSIG``, parties through the same signal), and :func:`sweep`
-removes what a run killed in a way that escaped both left behind (from the state files under
-:data:`STATE_DIR`).
+removes what a run killed in a way that escaped both left behind: each run's state file under
+:data:`STATE_DIR` names its runner, holder and party processes by pid and start time.
 """
 
 from __future__ import annotations
@@ -238,6 +238,16 @@ class KernelNetwork:
             addresses=dict(self.addresses),
         )
 
+    def register(self, pid: int) -> None:
+        """Record a party process in the run's state file, so that :func:`sweep` can end it should the run die
+        without it."""
+        if self.state is None:
+            return
+        with suppress(OSError, ValueError):
+            state = json.loads(self.state.read_text())
+            state["processes"].append([pid, _start_ticks(pid)])
+            self.state.write_text(json.dumps(state))
+
     def close(self) -> None:
         """End the holder (the namespaces go with the last process in them) and forget the run's state file."""
         if self.closed:
@@ -254,15 +264,13 @@ def _needs_netem(link: Link) -> bool:
 
 
 def _write_state(run_id: str, holder: _Holder) -> Path | None:
-    """What :func:`sweep` needs should this run die without closing: who ran it, the holder, the namespaces."""
+    """What :func:`sweep` needs should this run die without closing: who ran it, and the holder."""
     try:
         STATE_DIR.mkdir(parents=True, exist_ok=True)
         path = STATE_DIR / f"{os.getpid()}-{run_id}.json"
         state = {
-            "runner": os.getpid(),
-            "runner_start": _start_ticks(os.getpid()),
-            "holder": holder.proc.pid,
-            "namespaces": holder.inodes(),
+            "runner": [os.getpid(), _start_ticks(os.getpid())],
+            "processes": [[holder.proc.pid, _start_ticks(holder.proc.pid)]],
         }
         path.write_text(json.dumps(state))
         return path
@@ -270,37 +278,29 @@ def _write_state(run_id: str, holder: _Holder) -> Path | None:
         return None
 
 
-def _netns_inodes(pid: int) -> set[int]:
-    """The network namespaces of every thread of ``pid`` (a pool worker's client threads each join their own)."""
-    found = set()
-    with suppress(OSError):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with suppress(OSError):
-                found.add(os.stat(task / "ns" / "net").st_ino)
-    return found
+def _alive(pid: int, ticks: str | None) -> bool:
+    """``pid`` is still the process that was recorded (same start time), not a later one that reused the pid."""
+    return ticks is not None and _start_ticks(pid) == ticks
 
 
 def sweep() -> list[int]:
-    """Kill what dead runs left holding their namespaces (their holder, and any process still inside one of
-    them); returns the pids killed. Runs that are alive are left alone."""
+    """Kill what dead runs left holding their namespaces: their holder and party processes, each recognised by
+    its pid and start time (never by the namespace it is in: a freed namespace's number can be reused by a
+    live run's); returns the pids killed. Runs that are alive are left alone."""
     killed: list[int] = []
     if not STATE_DIR.is_dir():
         return killed
     for path in STATE_DIR.glob("*.json"):
         try:
             state = json.loads(path.read_text())
-        except (OSError, ValueError):
+            runner, runner_ticks = state["runner"]
+            processes = [(int(pid), ticks) for pid, ticks in state.get("processes", ())]
+        except (OSError, ValueError, KeyError, TypeError):
             continue
-        runner = int(state.get("runner", 0))
-        if runner and _start_ticks(runner) == state.get("runner_start"):
+        if _alive(int(runner), runner_ticks):
             continue  # that run is still going
-        inodes = set(state.get("namespaces") or ())
-        holder = int(state.get("holder", 0))
-        for pid in _pids():
-            if pid == os.getpid():
-                continue
-            is_holder = pid == holder and HOLDER in _cmdline(pid)
-            if is_holder or _netns_inodes(pid) & inodes:
+        for pid, ticks in processes:
+            if pid != os.getpid() and _alive(pid, ticks):
                 with suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
@@ -309,14 +309,3 @@ def sweep() -> list[int]:
     if killed:
         time.sleep(0.2)  # let the kernel reap them and free the namespaces
     return killed
-
-
-def _pids() -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
