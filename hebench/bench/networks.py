@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.results import read_records
-from hebench.results.records import ModelledRoundRecord, PartyRoundRecord, Record
+from hebench.results.records import ConfigurationRecord, ModelledRoundRecord, PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
@@ -89,35 +89,42 @@ def networks(
 ) -> dict[str, Any]:
     """Model vs emulated round times per mode and profile, and each protection's round time over raw's."""
     suite = suite or SUITE
-    rows: list[dict[str, Any]] = []
-    shift: dict[str, dict[str, float | None]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = out or Path(tmp)
         for profile in profiles:
-            folder = root / profile
-            Runner(parse_suite(_interleaved(suite, profile, backends)), folder).run()
-            walls = _walls(read_records(folder / "results.jsonl").records)
-            protections = list(dict.fromkeys(label.split("|")[0] for label in walls))
-            loopback = {p: walls.get(f"{p}|model", {}).get("measured") for p in protections}
-            model = {p: walls.get(f"{p}|model", {}).get("modelled") for p in protections}
-            shift.setdefault("loopback", _ratios(loopback, protections))
-            shift[f"{profile} (model)"] = _ratios(model, protections)
-            for backend in backends:
-                emulated = {p: walls.get(f"{p}|{backend}", {}).get("measured") for p in protections}
-                shift[f"{profile} ({backend})"] = _ratios(emulated, protections)
-                for p in protections:
-                    got, want = emulated[p], model[p]
-                    rows.append(
-                        {
-                            "profile": profile,
-                            "backend": backend,
-                            "config": p,
-                            "loopback_round_s": loopback[p],
-                            "emulated_round_s": got,
-                            "modelled_round_s": want,
-                            "emulated_over_model": None if not got or not want else got / want,
-                        }
-                    )
+            Runner(parse_suite(_interleaved(suite, profile, backends)), root / profile).run()
+        return compare(root, profiles, backends)
+
+
+def compare(root: Path, profiles: tuple[str, ...], backends: tuple[str, ...]) -> dict[str, Any]:
+    """The benchmark's figures from its runs under ``root`` (one folder per profile)."""
+    rows: list[dict[str, Any]] = []
+    shift: dict[str, dict[str, float | None]] = {}
+    for profile in profiles:
+        records = read_records(root / profile / "results.jsonl").records
+        walls = _walls(records)
+        order = [r.config for r in records if isinstance(r, ConfigurationRecord)]
+        protections = list(dict.fromkeys(label.split("|")[0] for label in order))  # suite order: raw first
+        loopback = {p: walls.get(f"{p}|model", {}).get("measured") for p in protections}
+        model = {p: walls.get(f"{p}|model", {}).get("modelled") for p in protections}
+        shift[f"loopback (before {profile})"] = _ratios(loopback, protections)
+        shift[f"{profile} (model)"] = _ratios(model, protections)
+        for backend in backends:
+            emulated = {p: walls.get(f"{p}|{backend}", {}).get("measured") for p in protections}
+            shift[f"{profile} ({backend})"] = _ratios(emulated, protections)
+            for p in protections:
+                got, want = emulated[p], model[p]
+                rows.append(
+                    {
+                        "profile": profile,
+                        "backend": backend,
+                        "config": p,
+                        "loopback_round_s": loopback[p],
+                        "emulated_round_s": got,
+                        "modelled_round_s": want,
+                        "emulated_over_model": None if not got or not want else got / want,
+                    }
+                )
     checked = [r["emulated_over_model"] for r in rows if r["emulated_over_model"] is not None]
     return {
         "benchmark": "networks",
