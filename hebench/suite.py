@@ -269,27 +269,47 @@ class NetworkSpec(_Frozen):
     ``emulation``: ``userspace`` paces every frame in hebench's stream layer; ``kernel`` puts each party in a
     network namespace behind veth pairs shaped by ``tc``; ``model`` runs on loopback and computes the
     transfer times from the recorded bytes (modelled, never measured).
+
+    A key left out (None) is inherited: a configuration's from the suite's network, the suite's from the
+    defaults (unlimited links, no tiers, ``userspace``); :meth:`resolved` fills them in.
     """
 
-    clients: LinkSpec = LinkSpec()
-    server: LinkSpec = LinkSpec()
-    tiers: tuple[TierSpec, ...] = ()
-    emulation: Literal["userspace", "kernel", "model"] = "userspace"
+    clients: LinkSpec | None = None
+    server: LinkSpec | None = None
+    tiers: tuple[TierSpec, ...] | None = None
+    emulation: Literal["userspace", "kernel", "model"] | None = None
 
     @field_validator("tiers")
     @classmethod
-    def _shares_add_up(cls, tiers: tuple[TierSpec, ...]) -> tuple[TierSpec, ...]:
-        total = sum(t.share for t in tiers)
+    def _shares_add_up(cls, tiers: tuple[TierSpec, ...] | None) -> tuple[TierSpec, ...] | None:
+        total = sum(t.share for t in tiers or ())
         if tiers and abs(total - 1.0) > 1e-6:
             raise ValueError(f"the tiers' shares add up to {total:g}, not 1: adjust the share of each tier")
         return tiers
 
+    def over(self, base: NetworkSpec | None) -> NetworkSpec:
+        """This spec's keys over ``base``'s (a configuration's network over the suite's)."""
+        if base is None:
+            return self
+        given = {k: getattr(self, k) for k in type(self).model_fields if getattr(self, k) is not None}
+        return base.model_copy(update=given)
+
+    def resolved(self) -> NetworkSpec:
+        """Every key set: the ones left out take their defaults."""
+        return NetworkSpec(
+            clients=self.clients or LinkSpec(),
+            server=self.server or LinkSpec(),
+            tiers=self.tiers or (),
+            emulation=self.emulation or "userspace",
+        )
+
     @property
     def label(self) -> str:
         """The clients' link, or the tiers' links with their shares (``lte 60%+home-broadband 40%``)."""
+        clients = self.clients or LinkSpec()
         if not self.tiers:
-            return self.clients.label
-        return "+".join(f"{t.link_spec(self.clients).label} {t.share:.0%}" for t in self.tiers)
+            return clients.label
+        return "+".join(f"{t.link_spec(clients).label} {t.share:.0%}" for t in self.tiers)
 
 
 class Configuration(_Frozen):
@@ -367,7 +387,7 @@ class Configuration(_Frozen):
         base += "/tls" if self.transport == "tls" else ""
         base += "/tee-modelled" if self.tee is not None else ""
         base += f"[{params_tag(self.params)}]" if self.params else ""
-        own_links = self.network is not None and {"clients", "tiers"} & self.network.model_fields_set
+        own_links = self.network is not None and (self.network.clients is not None or self.network.tiers is not None)
         return base + (f"@{self.network.label}" if own_links and self.network is not None else "")
 
 
@@ -473,13 +493,14 @@ class Suite(_Frozen):
     network: NetworkSpec | None = None  # every party's links (None: loopback, unshaped); a configuration may override
 
     def network_for(self, config: Configuration) -> NetworkSpec | None:
-        """The links ``config`` runs on: the suite's ``network`` with the keys ``config.network`` gives over it
-        (``clients``, ``server``, ``tiers``, ``emulation``), so ``--set network.emulation=model`` reaches every
-        configuration that did not set its own."""
-        if config.network is None or self.network is None:
-            return config.network if config.network is not None else self.network
-        given = {k: getattr(config.network, k) for k in config.network.model_fields_set}
-        return self.network.model_copy(update=given)
+        """The links ``config`` runs on, every key set: the suite's ``network`` with the keys ``config.network``
+        gives over it (``clients``, ``server``, ``tiers``, ``emulation``), so ``--set network.emulation=model``
+        reaches every configuration that did not set its own; None: loopback."""
+        if config.network is None and self.network is None:
+            return None
+        spec = config.network.over(self.network) if config.network is not None else self.network
+        assert spec is not None
+        return spec.resolved()
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:

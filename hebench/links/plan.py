@@ -123,7 +123,9 @@ def tier_assignment(shares: tuple[float, ...], clients: int, seed: int) -> list[
 
 
 def plan_network(spec: NetworkSpec, clients: int, seed: int) -> NetworkPlan:
-    """The links of a run with ``clients`` clients."""
+    """The links of a run with ``clients`` clients (keys ``spec`` leaves out take their defaults)."""
+    spec = spec.resolved()
+    assert spec.clients is not None and spec.server is not None and spec.tiers is not None
     if not spec.tiers:
         link = Link.from_spec(spec.clients)
         parties = tuple(PartyLink(f"client-{i}", "client", link) for i in range(clients))
@@ -134,7 +136,7 @@ def plan_network(spec: NetworkSpec, clients: int, seed: int) -> NetworkPlan:
             PartyLink(f"client-{i}", "client", links[k], k, spec.tiers[k].compute_slowdown)
             for i, k in enumerate(assigned)
         )
-    return NetworkPlan(spec.emulation, spec.label, Link.from_spec(spec.server), parties, seed)
+    return NetworkPlan(str(spec.emulation), spec.label, Link.from_spec(spec.server), parties, seed)
 
 
 def link_from_json(data: dict[str, Any]) -> Link:

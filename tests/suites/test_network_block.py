@@ -12,7 +12,7 @@ from hebench.errors import ParameterError, SuiteError
 from hebench.links.plan import MBIT, plan_network
 from hebench.links.profiles import PROFILES
 from hebench.runtime.network import check_networks
-from hebench.suite import load_suite, parse_suite
+from hebench.suite import Suite, load_suite, parse_suite
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 BASE = {"name": "n", "configurations": [{"mode": "raw"}]}
@@ -85,6 +85,15 @@ def test_set_reaches_the_network_and_each_configurations_own_keys_win():
     assert first.server.label == "datacenter" and first.clients.label == "lte"
     assert second.clients.figures()["uplink_mbit"] == 2
     assert [c.label for c in s.configurations] == ["raw@lte", "raw@up 2/down ∞ Mbit/s"]
+
+
+def test_inheritance_survives_the_suite_being_stored_and_read_back():
+    """A run stores its validated suite and revalidates it (``data.clients: all``): a configuration's network
+    must still inherit the keys it left out, not take their defaults."""
+    s = load_suite(SUITES / "networks.yaml", ["network.emulation=model"])
+    again = Suite.model_validate(s.model_dump(mode="json"))
+    assert {again.network_for(c).emulation for c in again.configurations} == {"model"}
+    assert [c.label for c in again.configurations] == [c.label for c in s.configurations]
 
 
 def test_the_networks_suite_runs_every_protection_on_three_profiles():
