@@ -10,6 +10,7 @@ model`` configuration are modelled and drawn as such, never as measurements.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,9 +135,10 @@ def round_time_figure(rows: Sequence[tuple[Source, LinkRow]], curves: Sequence[C
             if model:
                 ax.plot(row.uplink_mbit, model, "o", mfc="none", color=color, ms=10)
         for p in protections:
-            ax.plot([], [], "o-", color=colors[p], label=p)
-        ax.plot([], [], "o", color="grey", label="emulated (measured)")
-        ax.plot([], [], "o", mfc="none", color="grey", ms=10, label="model at that link")
+            ax.plot([], [], "-", color=colors[p], label=_short(p))
+        if any(not r.modelled for _, r in rows):
+            ax.plot([], [], "o", color="grey", label="emulated (measured)")
+            ax.plot([], [], "o", mfc="none", color="grey", ms=10, label="model, same link")
         if any(r.modelled for _, r in rows):
             ax.plot([], [], "x", color="grey", label="modelled run")
         ax.set_xscale("log")
@@ -147,6 +149,11 @@ def round_time_figure(rows: Sequence[tuple[Source, LinkRow]], curves: Sequence[C
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
     return draw
+
+
+def _short(protection: str) -> str:
+    """A legend's name for a protection: its label without the parameters (``host-he/tenseal-ckks``)."""
+    return re.sub(r"\[.*?\]", "", protection)
 
 
 def _tta(row: LinkRow) -> str:
@@ -171,19 +178,19 @@ def choose_per_link(rows: Sequence[LinkRow]) -> list[str]:
         kind = "modelled" if best.modelled else "measured"
         ratio = f", {best.round_wall_s / raw.round_wall_s:.2f}× raw" if raw and raw.round_wall_s else ""
         line = (
-            f"On {link}: {best.protection} has the shortest round of the protections "
+            f"On {link}: {_short(best.protection)} has the shortest round of the protections "
             f"({U.fmt_seconds(best.round_wall_s)}{ratio}; {kind}, mean of {best.steady_rounds} steady round(s))"
         )
         if len(protected) > 1:
-            rest = ", ".join(f"{r.protection} {U.fmt_seconds(r.round_wall_s)}" for r in protected[1:])
+            rest = ", ".join(f"{_short(r.protection)} {U.fmt_seconds(r.round_wall_s)}" for r in protected[1:])
             line += f"; then {rest}"
         if min(r.steady_rounds for r in protected) < 2:
             line += ". Thin evidence: fewer than 2 steady rounds; run more rounds to decide"
         reached = [r for r in here if r.time_to_accuracy is not None]
         if reached:
             first = min(reached, key=lambda r: r.time_to_accuracy.wall_s)  # type: ignore[union-attr]
-            line += f". First to the target accuracy: {first.protection} ({_tta(first)})"
-        lines.append(line + ".")
+            line += f". First to the target accuracy: {_short(first.protection)} ({_tta(first)})"
+        lines.append(line + ". Round time only: what each protects against is on the cost–leakage chart.")
     return lines
 
 
@@ -224,6 +231,13 @@ def links_section(sources: Sequence[Source], figs: Any, files: Path, write_csv: 
     if any(r.uplink_mbit and r.round_wall_s for _, r in rows):
         figure = figs.add("links-round-time", round_time_figure(rows, curves), size=(8.5, 3.8))
     missing = sorted({m for _, r in rows for m in r.missing})
+    modelled = [r.config for _, r in rows if r.modelled]
+    if modelled:
+        missing.insert(
+            0,
+            f"{', '.join(modelled)}: round walls here and on the cost–leakage chart are modelled on the link "
+            "(emulation: model: each round measured on loopback plus the modelled transfers), not measured",
+        )
     if any(r.emulation == "kernel" for _, r in rows):
         missing.append(
             "on kernel rows the client transfer column counts only what userspace applied (delays); the time "
