@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
@@ -58,6 +58,11 @@ def main() -> None:
         "--attack-strength-full", action="store_true", help="attack_strength at breaching's 24,000 IG steps (hours)"
     )
     parser.add_argument("--with-paillier", action="store_true", help="include Paillier in the FL round (minutes)")
+    parser.add_argument(
+        "--fidelity-sizes", default="64000,1000000,4000000,16000000,64000000", help="shaper_fidelity: bytes (to 256e6)"
+    )
+    parser.add_argument("--fidelity-rate", type=float, default=100.0, help="shaper_fidelity: link rate in Mbit/s")
+    parser.add_argument("--network-profiles", default="lte,home-broadband,datacenter", help="networks: profiles")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     env = capture()
@@ -127,6 +132,17 @@ def main() -> None:
 
         result = dp_noise()
         (args.out / "dp_noise.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "shaper_fidelity" in only:
+        from hebench.bench.shaper_fidelity import shaper_fidelity
+
+        sizes = tuple(int(s) for s in args.fidelity_sizes.split(","))
+        result = shaper_fidelity(sizes, args.fidelity_rate)
+        (args.out / "shaper_fidelity.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "networks" in only:
+        from hebench.bench.networks import networks
+
+        result = networks(tuple(args.network_profiles.split(",")))
+        (args.out / "networks.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "scale" in only:
         from hebench.bench.scale import scale
 

@@ -28,6 +28,7 @@ class RunView:
     notes: list[str]
     attacks: list[dict[str, Any]]
     attack_records: tuple[AttackSummaryRecord, ...] = ()
+    records: tuple[Record, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,17 +69,21 @@ def run_view(path: Path) -> RunView:
         *([failure] if failure else []),
     ]
     attack_records = tuple(r for r in records if isinstance(r, AttackSummaryRecord))
-    return RunView(file, run, rows, notes, [r.to_json() for r in attack_records], attack_records)
+    return RunView(file, run, rows, notes, [r.to_json() for r in attack_records], attack_records, tuple(records))
 
 
 def print_run_view(out: Console, view: RunView) -> None:
-    """The summary tables and notes (:func:`hebench.cli.summary.print_summary`), the leakage table, then
+    """The summary tables and notes (:func:`hebench.cli.summary.print_summary`), the per-link table when
+    configurations ran on links, the leakage table, then
     "what to choose" with its evidence (:func:`hebench.cli.summary.print_verdicts`)."""
     from hebench.cli.attack import attack_table
     from hebench.cli.legend import label_keys, print_legend
+    from hebench.cli.links import links_table
     from hebench.cli.summary import print_summary, print_verdicts
 
     keys = print_summary(out, view.rows, view.notes, view.run) if view.rows else {}
+    if (links := links_table(view.records, keys)) is not None:  # configurations that ran on links
+        out.print(links)
     if view.attacks:
         plans = [a["plan"] for a in view.attacks]
         if not all(p in keys for p in plans):  # plans beyond the configurations: keys of their own

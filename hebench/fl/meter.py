@@ -4,6 +4,11 @@ A party in its own process is charged its process's CPU time. A client hosted
 as a thread in a shared worker process (the local runtime's pool) is charged
 its own thread's CPU time (``CLOCK_THREAD_CPUTIME_ID``), never a share of the
 worker's; its peak RSS is the worker's, which its records say.
+
+In a shaped run (``network:``) the meter also takes the party's link ledger (what crossed its link and how
+long the party was held by it), and a client of a slower tier has each phase stretched by
+``(compute_slowdown - 1) ×`` the CPU time the phase used: wall times as on the slower device, CPU times as
+measured here.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 
 from hebench.measure.cycles import open_cycle_counter
 from hebench.measure.memory import peak_rss_bytes
+from hebench.net.shaping import scope as shaping
 from hebench.results.fields import Phases
 
 
@@ -27,6 +33,7 @@ class PhaseMeter:
         self.worker = worker
         self._cpu = time.process_time if worker is None else time.thread_time
         self._counter, self.cycles_reason = open_cycle_counter()
+        self._slowdown = shaping.compute_slowdown()  # the party's tier (bound before its meters are made)
         self._phases: dict[str, dict[str, float]] = defaultdict(lambda: {"wall_s": 0.0, "cpu_s": 0.0, "cycles": 0.0})
 
     @contextmanager
@@ -36,6 +43,8 @@ class PhaseMeter:
         try:
             yield
         finally:
+            if self._slowdown > 1.0:  # a slower device: the same work takes longer in wall time
+                time.sleep((self._slowdown - 1.0) * max(0.0, self._cpu() - p0))
             entry = self._phases[name]
             entry["wall_s"] += time.perf_counter() - w0
             entry["cpu_s"] += self._cpu() - p0
@@ -51,6 +60,9 @@ class PhaseMeter:
         phases = {k: {**v, "cycles": v["cycles"] if self._counter else None} for k, v in self._phases.items()}
         self._phases.clear()
         shared = {} if self.worker is None else {"worker": self.worker}
+        ledger = shaping.take_ledger()
+        if ledger is not None:
+            shared["network"] = ledger
         return {
             "phases": phases,
             "cpu_accounting": "process" if self.worker is None else "thread",

@@ -39,6 +39,7 @@ from hebench.net.certs import TLSFiles, party_cn
 from hebench.net.limits import HANDSHAKE_S, SETUP_RETRY_S, FrameTooLargeError, max_frame_bytes
 from hebench.net.refusals import Refusal, RefusalNotes
 from hebench.net.retry import DROPPED, Dropped, with_backoff
+from hebench.net.shaping import scope as shaping
 
 log = logging.getLogger("hebench.net")
 
@@ -96,7 +97,7 @@ class Channel:
     """One side of a connection; counts bytes both ways."""
 
     def __init__(self, conn: Connection, peer: str, timeout_s: float, transcript: Path | None = None) -> None:
-        self.conn = conn
+        self.conn = shaping.attach(conn, peer)
         self.peer = peer
         self.timeout_s = timeout_s
         self.bytes_sent = 0
@@ -297,8 +298,10 @@ class Door:
 
 
 def listen(authkey: bytes, on_refuse: Callable[[Refusal], None] | None = None, tls: TLSFiles | None = None) -> Door:
-    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(note)`` hears of peers refused."""
-    return Door(authkey, on_refuse=on_refuse, tls=tls)
+    """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(note)`` hears of peers refused.
+
+    In a run on the kernel backend the port is on the party's namespace address instead of loopback."""
+    return Door(authkey, host=shaping.listen_host(), on_refuse=on_refuse, tls=tls)
 
 
 def connect(

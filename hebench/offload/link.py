@@ -16,6 +16,7 @@ from hebench.fl.link import Link, Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
+from hebench.net.shaping.scope import mark_on_device
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
 from hebench.results.fields import EngineReport
@@ -79,6 +80,7 @@ def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
         retry_s=ctx.suite.measure.setup_timeout_s,
     )
     engine = Channel(framed, f"engine {index}", ctx.timeout_s, ctx.transcript(f"client-{index}"))  # type: ignore[arg-type]
+    mark_on_device(engine.conn)  # host <-> its engine stays inside the client's device
     assert creds.aggregator is not None
     hello = {
         "role": "host",

@@ -23,7 +23,8 @@ from hebench.report.defended import attack_name
 from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
-from hebench.report.options import Option, options_for
+from hebench.report.network_figure import links_section
+from hebench.report.options import Option, options_for, steady_round_ratios
 from hebench.report.pareto import Interval
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes
@@ -608,6 +609,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "environments": env,
         "runs": runs,
         "combined": combined_section(sources, figs),
+        "links": links_section(sources, figs, files, write_csv),
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),
         "library_advice": library_advice(libraries),

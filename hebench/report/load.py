@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from hebench.links.outcomes import on_their_links
 from hebench.results import read_records
 from hebench.results.calibration import read_calibration
 from hebench.results.records import (
@@ -98,7 +99,8 @@ def load_source(path: Path) -> Source:
     notes = [f"{result.skipped} line(s) of {file} could not be read: {p}" for p in result.problems[:3]]
     if not result.records:
         notes.append(f"{file} holds no hebench records")
-    source = Source(path, tuple(result.records))
+    records, _ = on_their_links(result.records)  # emulation: model: round walls on the suite's link (said in
+    source = Source(path, tuple(records))  # the report's links section)
     suite_offload = (source.run.suite.get("offload") or {}) if source.run else {}
     calibration = read_calibration(suite_offload.get("calibration"), RunFolder.of(file))
     if calibration.note:

@@ -192,6 +192,7 @@ class Measured(Struct):
     cpu_accounting: str | None = None  # "process" (a party's own process) or "thread" (a pooled client's thread)
     peak_rss_scope: str | None = None  # "process", or "worker": pooled clients share their worker's memory
     worker: str | None = None  # the pool worker hosting a pooled client
+    network: Mapping[str, Any] | None = None  # shaped runs: what crossed the party's link, and how long it held it
 
 
 @dataclass(frozen=True, kw_only=True)

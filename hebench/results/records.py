@@ -32,6 +32,7 @@ __all__ = [
     "LibraryBenchmarkRecord",
     "MaskAgreementRecord",
     "ModelledCostRecord",
+    "ModelledRoundRecord",
     "PartyRoundRecord",
     "PartySetupRecord",
     "Phase",
@@ -42,6 +43,7 @@ __all__ = [
     "RunFailedRecord",
     "RunRecord",
     "SecurityNoteRecord",
+    "TimeToAccuracyRecord",
     "kinds",
     "record_class",
     "record_from_json",
@@ -138,6 +140,7 @@ class ConfigurationRecord(Record):
     transport: str = "tcp"  # tcp, or tls (every party's channels over mutual TLS)
     tee: Mapping[str, Any] | None = None  # the suite's TEESpec as JSON: a modelled TEE row (never measured)
     mode_security: Mapping[str, Any] | None = None  # a protocol's own strength (secagg's mask work factor)
+    network: Mapping[str, Any] | None = None  # the links it ran on (label, emulation, server, tiers); None: loopback
 
 
 # --- parties ----------------------------------------------------------------------------------
@@ -244,6 +247,39 @@ class RoundRecord(Record):
     max_abs_error: float | None = None
     mean_abs_error: float | None = None
     load_avg: float | None = None  # the machine's 1-minute load average when the round completed
+
+
+@_register("time_to_accuracy")
+@dataclass(frozen=True, kw_only=True)
+class TimeToAccuracyRecord(Record):
+    """The first round whose global accuracy reached ``training.target_accuracy``, and the wall time to it
+    (the aggregator's round walls added up from round 0; on the ``model`` backend, the modelled ones)."""
+
+    config: str
+    target: float
+    round: int
+    accuracy: float
+    wall_s: float
+    link: str | None = None  # the network's label; None: loopback
+    modelled: bool = False  # True: wall_s adds modelled round times (emulation: model), never measured ones
+
+
+@_register("modelled_round")
+@dataclass(frozen=True, kw_only=True)
+class ModelledRoundRecord(Record):
+    """A round's wall time on the configuration's links as the transfer model predicts it (``emulation: model``):
+    the round measured on loopback plus the modelled transfers. Modelled, never measured."""
+
+    config: str
+    round: int
+    link: str
+    modelled: bool = True
+    loopback_round_wall_s: float
+    round_wall_s: float
+    transfer_s: float  # the modelled transfer time on the round's critical path
+    upload_s: float | None = None
+    download_s: float | None = None
+    latency_s: float | None = None
 
 
 @_register("run_failed")

@@ -27,12 +27,14 @@ from hebench.modes import KeyHolders
 from hebench.modes.spec import resolve
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
+from hebench.net.shaping.scope import run_bound
 from hebench.offload.engine import STOP, EngineConfig, local_engine_main
 from hebench.offload.placement import place
 from hebench.results.records import PoolWorkerRecord, Record
 from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.runtime.hosting import Hosting, plan_hosting
+from hebench.runtime.network import ConfigurationNetwork, prepare
 from hebench.runtime.pool import pool_main
 from hebench.suite import Suite
 
@@ -80,11 +82,15 @@ class LocalRuntime:
         started = Started(records=spawn.Queue(), expected_setup=frozenset(names), extra_aggregators=len(helpers))
         controls: dict[str, Any] = {}
         hosting = plan_hosting(suite.runtime, len(run.data.clients), base.cores)
+        network = prepare(suite, config, len(run.data.clients), base.run_id)  # every party starts on its link
 
         def start_process(name: str, target: Callable, args: tuple) -> None:
             parent, child = spawn.Pipe()
-            proc = spawn.Process(target=target, args=(*args, child, started.records), name=name, daemon=True)
+            party = None if name.startswith("pool-") else name  # a pool's client threads bind their own links
+            args = (network.setup, party, target, *args, child, started.records)
+            proc = spawn.Process(target=run_bound, args=args, name=name, daemon=True)
             proc.start()
+            network.register(proc.pid)
             started.parties[name], controls[name] = proc, parent
 
         def start_party(name: str, body: Callable, ctx: PartyContext, doors: tuple[str, ...]) -> None:
@@ -92,13 +98,16 @@ class LocalRuntime:
 
         def stop() -> None:
             stop_parties(started, {n: c for n, c in controls.items() if n.startswith("engine-")})
+            network.close()
 
         started.stop = stop
         if hosting.pooled:
             started.describe_exit = _pool_exit(hosting)
             started.finish = _pool_totals(hosting, started, suite.measure.timeout_s)
         try:
-            engines, tls_dir = self._start_engines(run, spawn, started, controls, creds, control_recv, tls_folder)
+            engines, tls_dir = self._start_engines(
+                run, spawn, started, controls, creds, control_recv, tls_folder, network
+            )
             start_party("key_authority", run_key_authority, base, ROLE_DOORS["key_authority"])
             ka = control_recv(controls["key_authority"], "key_authority", started)
             controls["key_authority"].send((engines, tls_dir))
@@ -149,6 +158,7 @@ class LocalRuntime:
         creds: Credentials,
         control_recv: Callable[[Any, str, Started], Any],
         parties: str | None,
+        network: ConfigurationNetwork,
     ) -> tuple[list[tuple[str, int]], str | None]:
         """Engine endpoints for a mode whose engines hold the keys: remote ones from the suite, or local processes."""
         suite, spec = run.suite, run.suite.offload
@@ -168,6 +178,7 @@ class LocalRuntime:
             if suite.measure.transcripts:
                 transcripts = str(RunFolder(run.run_dir).transcripts(run.config.label) / f"engine-{i}")
             engine_config = EngineConfig(
+                host=network.setup.addresses.get(f"client-{i}", "127.0.0.1") if network.setup else "127.0.0.1",
                 tls=tls,
                 authkey=None if tls else creds.engine,
                 cores=placement.engine_cores,
@@ -176,8 +187,10 @@ class LocalRuntime:
                 upload_tls=party_tls(parties, f"engine-{i}"),
             )
             parent, child = spawn.Pipe()
-            proc = spawn.Process(target=local_engine_main, args=(engine_config, child), name=f"engine-{i}", daemon=True)
+            args = (network.setup, f"engine-{i}", local_engine_main, engine_config, child)
+            proc = spawn.Process(target=run_bound, args=args, name=f"engine-{i}", daemon=True)
             proc.start()
+            network.register(proc.pid)
             started.parties[f"engine-{i}"], controls[f"engine-{i}"] = proc, parent
             endpoints.append(tuple(control_recv(parent, f"engine-{i}", started)))
         return endpoints, tls_dir

@@ -21,6 +21,7 @@ from typing import Any
 from hebench.fl.client import serve_client
 from hebench.fl.party import PartyContext, Wiring, report_error
 from hebench.measure.memory import peak_rss_bytes
+from hebench.net.shaping.scope import bound
 from hebench.results.records import PoolWorkerRecord
 
 
@@ -39,7 +40,8 @@ def pool_main(name: str, clients: tuple[PartyContext, ...], control: Connection,
     def host(ctx: PartyContext) -> None:
         torch.set_num_threads(1)  # OpenMP's thread count is per calling thread
         try:
-            serve_client(ctx, wirings[ctx.client_index], records)
+            with bound(f"client-{ctx.client_index}"):  # this client's link (shaped runs)
+                serve_client(ctx, wirings[ctx.client_index], records)
         except BaseException as err:  # reported as that client's failure; the runner names it
             report_error(f"client-{ctx.client_index}", err, records)
             failed.set()

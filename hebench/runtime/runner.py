@@ -41,6 +41,7 @@ from hebench.results.run_folder import RunFolder
 from hebench.results.tee_model import load_coefficients, modelled_costs
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
 from hebench.runtime.local import LocalRuntime
+from hebench.runtime.network import check_networks, network_plan, network_record
 from hebench.suite import Configuration, Suite
 
 
@@ -98,6 +99,7 @@ class Runner:
                 f"--resume is not supported with --engine {self.runtime.name}",
                 "rerun the suite into a new --out folder",
             )
+        check_networks(self.suite, self.runtime.name)  # links this machine cannot apply fail before any work
         note = lambda text: self.on_event(RunEvent(text, None))  # noqa: E731
         data = load_federated(self.suite.data, self.suite.seed)
         self.suite = self.suite.with_clients(len(data.clients))  # data.clients: all -> every writer found
@@ -199,6 +201,7 @@ class Runner:
             "parameters": parameter_count(model),
             "start_round": start,
             "mode_security": config.mode_params.security(per_round) if config.mode_params else None,
+            "network": network_record(suite, config, len(data.clients)),
         }
 
     def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:
@@ -217,8 +220,32 @@ class Runner:
             started.finish(writer.write)
         finally:
             started.stop()
+        self._link_outcomes(config, data, writer)
         if config.tee is not None:
             self._modelled_tee(config, writer)
+
+    def _link_outcomes(self, config: Configuration, data: FederatedData, writer: ResultWriter) -> None:
+        """After a configuration: its modelled round times (``emulation: model``) and its time-to-accuracy."""
+        from hebench.links.outcomes import modelled_rounds, time_to_accuracy
+        from hebench.results.records import TimeToAccuracyRecord
+
+        plan = network_plan(self.suite, config, len(data.clients))
+        target = self.suite.training.target_accuracy
+        if plan is None and target is None:
+            return
+        records = read_records(self.folder.results).records
+        modelled = plan is not None and plan.emulation == "model"
+        if modelled:
+            assert plan is not None
+            for rec in modelled_rounds(records, config.label, plan):
+                writer.write(rec)
+            records = read_records(self.folder.results).records
+        if target is not None and not any(
+            isinstance(r, TimeToAccuracyRecord) and r.config == config.label for r in records
+        ):
+            reached = time_to_accuracy(records, config.label, target, plan.label if plan else None, modelled)
+            if reached is not None:
+                writer.write(reached)
 
     def _modelled_tee(self, config: Configuration, writer: ResultWriter | None) -> None:
         """The configuration's modelled TEE row, from the measured records just written (never mixed with them);

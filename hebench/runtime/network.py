@@ -1,0 +1,87 @@
+"""A configuration's network for the local runtime: the shaping set-up its parties start with, and its teardown.
+
+``userspace`` and ``model`` need nothing beyond the plan; ``kernel`` builds the namespaces, veth pairs and
+qdiscs first (:mod:`hebench.net.shaping.kernel`) and removes them when the configuration ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hebench.links.plan import NetworkPlan, plan_network
+from hebench.net.shaping.scope import ShapingSetup
+from hebench.suite import Configuration, Suite
+
+
+@dataclass
+class ConfigurationNetwork:
+    """The shaping set-up handed to every party (None: loopback, unshaped) and how to take it down."""
+
+    setup: ShapingSetup | None = None
+    close: Callable[[], None] = lambda: None
+    register: Callable[[int], None] = lambda pid: None  # a party process started on these links (kernel: swept)
+
+
+def network_plan(suite: Suite, config: Configuration, clients: int) -> NetworkPlan | None:
+    spec = suite.network_for(config)
+    return None if spec is None else plan_network(spec, clients, suite.seed)
+
+
+def prepare(suite: Suite, config: Configuration, clients: int, run_id: str) -> ConfigurationNetwork:
+    """Build the configuration's links (namespaces first, for the kernel backend)."""
+    plan = network_plan(suite, config, clients)
+    if plan is None:
+        return ConfigurationNetwork()
+    if plan.emulation == "userspace":
+        return ConfigurationNetwork(ShapingSetup(plan, pace=True, delays=True))
+    if plan.emulation == "model":
+        return ConfigurationNetwork(ShapingSetup(plan, pace=False, delays=False))
+    from hebench.net.shaping.kernel import KernelNetwork
+
+    params = config.mode_params
+    helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
+    kernel = KernelNetwork.build(plan, run_id, ("aggregator", *helpers, "key_authority"))
+    return ConfigurationNetwork(kernel.setup(), kernel.close, kernel.register)
+
+
+def check_networks(suite: Suite, runtime: str) -> None:
+    """Refuse, before any work, links this run cannot apply: one line naming the field and the fix."""
+    from hebench.errors import ParameterError
+
+    for config in suite.configurations:
+        spec = suite.network_for(config)
+        if spec is None:
+            continue
+        where = f"configurations[{config.label}].network" if config.network is not None else "network"
+        if runtime != "hebench":
+            raise ParameterError(
+                f"{where}.emulation: {spec.emulation} links are applied by the local runtime, "
+                f"not by --engine {runtime}",
+                "run without --engine, or leave network out of the suite for this engine",
+            )
+        if spec.emulation != "model" and config.spec.needs_engines and suite.offload.engines:
+            raise ParameterError(
+                f"{where}: remote offload engines (offload.engines) sit on a real network that hebench cannot shape",
+                "use local engines (leave offload.engines empty), or emulation: model",
+            )
+        if spec.emulation == "kernel":
+            from hebench.net.shaping.kernel import check_kernel_backend
+
+            check_kernel_backend(f"{where}.emulation")
+
+
+def network_record(suite: Suite, config: Configuration, clients: int) -> dict | None:
+    """The configuration record's ``network``: the plan, and how its links are applied on this machine."""
+    plan = network_plan(suite, config, clients)
+    if plan is None:
+        return None
+    applied: dict = {
+        "userspace": {"userspace": ["rate", "delay", "jitter", "loss"]},
+        "model": {"modelled": ["rate", "delay", "loss"], "note": "run on loopback; transfer times modelled"},
+    }.get(plan.emulation, {})
+    if plan.emulation == "kernel":
+        from hebench.net.shaping.kernel import kernel_capabilities
+
+        applied = kernel_capabilities().applied()
+    return {**plan.to_json(), "applied": applied}
