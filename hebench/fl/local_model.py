@@ -19,7 +19,7 @@ from hebench.fl.dp import SampleLevelDP, noise_rng, privatize_update
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.training import GLOBAL_RNG, evaluate, make_optimizer, train_locally
-from hebench.fl.update import load_vector, model_vector
+from hebench.fl.update import load_vector, model_vector, state_vector
 from hebench.models import build_model
 from hebench.net.transport import Channel, Message
 from hebench.results.records import PartyRoundRecord
@@ -81,6 +81,11 @@ class LocalModel:
         return mask
 
     @property
+    def stateless(self) -> bool:
+        """True when the model has no buffers: its update is its whole state."""
+        return next(iter(self.model.buffers()), None) is None
+
+    @property
     def samples(self) -> int:
         return len(self.data)
 
@@ -90,11 +95,13 @@ class LocalModel:
         With client-level DP the uploaded model is the global model plus the clipped, noised update.
         """
         seed = self.ctx.suite.seed * 1_000_003 + round_index * 1009 + self.ctx.client_index
-        start = model_vector(self.model)
+        dp = self.ctx.config.dp
+        client_dp = dp is not None and dp.level == "client"
+        start = model_vector(self.model) if client_dp else None  # a model-sized copy: only DP needs it
         loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, self.sample_dp)
         vector = model_vector(self.model)
-        dp = self.ctx.config.dp
-        if dp is not None and dp.level == "client":
+        if client_dp:
+            assert dp is not None and start is not None
             rng = noise_rng(self.ctx.suite.seed, round_index, self.ctx.client_index)
             vector = start + privatize_update(vector - start, dp, rng)
         if self.ctx.suite.measure.decryption_error:
@@ -151,7 +158,7 @@ class LocalModel:
         assert self.ctx.test is not None
         ev = evaluate(self.model, *self.ctx.test)
         self.checkpoints.mkdir(parents=True, exist_ok=True)
-        np.save(self.checkpoints / f"round-{round_index}.npy", vector)
+        np.save(self.checkpoints / f"round-{round_index}.npy", vector if self.stateless else state_vector(self.model))
         if self.ctx.suite.measure.decryption_error:
             self.records.put({"kind": "oracle_aggregate", "round": round_index, "vector": vector, "weights": weights})
         return {"accuracy": ev.accuracy, "loss": ev.loss}

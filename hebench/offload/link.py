@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from hebench.fl.chunks import chunks_of
 from hebench.fl.link import Link, Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.streams import RESULT_CHUNKS, read_aggregate
 from hebench.net.certs import TLSFiles
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
@@ -31,7 +33,10 @@ def engine_tls(tls_dir: str | None, index: int) -> TLSFiles | None:
 
 
 class EngineLink(Link):
+    """Plaintext chunks to the engine and back: the engine streams the decrypted aggregate in as it decrypts it."""
+
     reply_kinds = {"train": "result", "map": "map_result"}  # noqa: RUF012 - read only
+    chunk_kinds = RESULT_CHUNKS
 
     def __init__(self, engine: Channel, chunk_values: int) -> None:
         self.channel, self.chunk_values = engine, chunk_values
@@ -41,21 +46,25 @@ class EngineLink(Link):
     ) -> None:
         """Plaintext to the engine: chunks to encrypt, then (selective) the part to pass through."""
         r = int(meta["round"])
-        values = np.concatenate(encrypted) if encrypted else np.empty(0, np.float32)
         with meter.phase("send"):
-            for start in range(0, len(values), self.chunk_values):
-                chunk = values[start : start + self.chunk_values].astype("<f4").tobytes()
-                self.channel.send(Message("update_chunk", {"round": r}, (chunk,)))
+            for values in chunks_of(encrypted, self.chunk_values):
+                self.channel.send(Message("update_chunk", {"round": r}, (values.astype("<f4").tobytes(),)))
             if plain is not None:
-                self.channel.send(Message("plain_part", {"round": r}, (PLAIN.serialize(PLAIN.encrypt(plain)),)))
+                for values in chunks_of([plain], self.chunk_values):
+                    self.channel.send(Message("plain_part", {"round": r}, (PLAIN.serialize(PLAIN.encrypt(values)),)))
             self.channel.send(Message("update_end", {"round": r, "samples": int(meta["samples"])}))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        with meter.phase("receive"):
-            encrypted = np.frombuffer(msg.parts[0], dtype="<f4")
-            plain = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in msg.parts[1:]]
-        clear = np.concatenate(plain) if plain else np.empty(0, np.float32)
-        return Opened(encrypted, clear, msg.meta.get("weights", {}), EngineReport.from_json(msg.meta["engine"]))
+        end = msg.kind if msg.kind in self.reply_kinds.values() else self.reply_kinds[_stage(msg)]
+        encrypted, clear, last = read_aggregate(
+            self.channel, msg, end, self.chunk_kinds, lambda blob: np.frombuffer(blob, dtype="<f4"), meter
+        )
+        return Opened(encrypted, clear, last.meta.get("weights", {}), EngineReport.from_json(last.meta["engine"]))
+
+
+def _stage(msg: Message) -> str:
+    """The instruction an aggregate answers: the mask agreement's (round -1) or a training round's."""
+    return "map" if int(msg.meta.get("round", 0)) < 0 else "train"
 
 
 def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:

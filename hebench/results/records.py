@@ -221,6 +221,8 @@ class PartyRoundRecord(Record, Measured):
     flower_round_wall_s: float | None = None  # includes Flower's polling: never compared with local runs
     holds_secret_key: bool | None = None
     dp_epsilon: float | None = None  # sample-level DP: this client's ε after this round (at the suite's δ)
+    clipped_values: int | None = None  # adapters with a range: this client's values saturated at ±clip this round
+    range_scale_max: float | None = None  # the largest per-tensor range scale this round (hebench.fl.value_range)
 
     @property
     def trained(self) -> bool:
