@@ -158,15 +158,6 @@ class Aggregator:
         receive_uploads({i: self.channels[i] for i in weights}, total, self.meter, check)
         return total
 
-    def receive_sum(
-        self, adapter: HEAdapter, weights: dict[int, float], check_samples: bool
-    ) -> tuple[tuple[bytes, ...], int, dict[int, int]]:
-        """The running sum of the chosen clients' updates, serialised whole: (blobs, plaintext count, bytes)."""
-        total = self.receive_running_sum(adapter, weights, check_samples)
-        with self.meter.phase("aggregate"):
-            blobs, plain_parts = total.blobs()
-        return blobs, plain_parts, dict(total.update_bytes)
-
     def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
         """Each chosen client's FedAvg weight to apply before encryption, where the mode's adapter can: then the
         headroom an aggregate needs is the number of clients, whatever their sample counts (exact_weights)."""

@@ -95,6 +95,23 @@ def send_aggregate(
     return sent, plain
 
 
+def whole_updates(messages: list[Message]) -> list[Message]:
+    """The uploads among a party's received messages (a transcript), each streamed one joined into a single
+    ``update`` message: its end message's fields, ``plain_parts``, and every chunk in order (security scans)."""
+    found: list[Message] = []
+    cipher: list[bytes] = []
+    plain: list[bytes] = []
+    for msg in messages:
+        if msg.kind == "update":
+            found.append(msg)
+        elif msg.kind in UPLOAD_KINDS:
+            (cipher if msg.kind == "update_chunk" else plain).extend(msg.parts)
+        elif msg.kind == "update_end":
+            found.append(Message("update", {**msg.meta, "plain_parts": len(plain)}, (*cipher, *plain)))
+            cipher, plain = [], []
+    return found
+
+
 class VectorWriter:
     """A part of an aggregate filled chunk by chunk at the offsets its chunks name (float32)."""
 

@@ -97,5 +97,8 @@ def test_a_batchnorm_model_runs_several_rounds_under_compact_he_with_the_default
     run = _run(tmp_path / "bn", suite)
     assert [r["round"] for r in _records(run, "round")] == [0, 1, 2]
     clients = [r for r in _records(run, "party_round") if r["role"] == "client"]
-    assert all(r["clipped_values"] == 0 for r in clients)  # nothing saturated: the scales kept it in range
+    parameters = next(r["parameters"] for r in _records(run, "configuration"))
+    counts = [(r["round"], r["client"], r["clipped_values"]) for r in clients]
+    # the scales keep the update in range; what still saturates (a tensor that more than doubled) is counted
+    assert all(c is not None and c <= 1e-4 * parameters for _, _, c in counts), counts
     assert max(r["range_scale_max"] for r in clients) >= 2.0  # BatchNorm weights (1.0) outgrow clip / 2
