@@ -62,6 +62,12 @@ class Link(ABC):
         """True when a message of ``kind`` begins an aggregate that ends with ``end``."""
         return kind == end or kind in self.chunk_kinds
 
+    def end_of(self, first: Message) -> str:
+        """The end kind of the aggregate ``first`` begins: a training round's, or the mask agreement's (round -1)."""
+        if first.kind in self.reply_kinds.values():
+            return first.kind
+        return self.reply_kinds["map" if int(first.meta.get("round", 0)) < 0 else "train"]
+
     def traffic(self) -> tuple[int, int]:
         """(bytes sent, bytes received) on every channel of this client's round so far."""
         return self.channel.bytes_sent, self.channel.bytes_received
@@ -102,20 +108,11 @@ class DirectLink(Link):
             self.channel.send(Message("update_end", head))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        end = msg.kind if msg.kind in self.reply_kinds.values() else None
-        encrypted, clear, last = read_aggregate(
-            self.channel,
-            msg,
-            end or self._end_of(msg),
-            self.chunk_kinds,
-            lambda blob: self.cipher.decrypt_chunk(blob, epoch, meter),
-            meter,
-        )
-        return Opened(encrypted, clear, last.meta["weights"])
+        def decrypt(blob: bytes) -> np.ndarray:
+            return self.cipher.decrypt_chunk(blob, epoch, meter)
 
-    def _end_of(self, msg: Message) -> str:
-        """The end kind of a streamed aggregate: a training round's, or the mask agreement's (round -1)."""
-        return self.reply_kinds["map" if int(msg.meta.get("round", 0)) < 0 else "train"]
+        encrypted, clear, last = read_aggregate(self.channel, msg, self.end_of(msg), self.chunk_kinds, decrypt, meter)
+        return Opened(encrypted, clear, last.meta["weights"])
 
     def close(self) -> None:
         self.cipher.close()

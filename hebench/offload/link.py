@@ -55,16 +55,11 @@ class EngineLink(Link):
             self.channel.send(Message("update_end", {"round": r, "samples": int(meta["samples"])}))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        end = msg.kind if msg.kind in self.reply_kinds.values() else self.reply_kinds[_stage(msg)]
-        encrypted, clear, last = read_aggregate(
-            self.channel, msg, end, self.chunk_kinds, lambda blob: np.frombuffer(blob, dtype="<f4"), meter
-        )
+        def values(blob: bytes) -> np.ndarray:
+            return np.frombuffer(blob, dtype="<f4")
+
+        encrypted, clear, last = read_aggregate(self.channel, msg, self.end_of(msg), self.chunk_kinds, values, meter)
         return Opened(encrypted, clear, last.meta.get("weights", {}), EngineReport.from_json(last.meta["engine"]))
-
-
-def _stage(msg: Message) -> str:
-    """The instruction an aggregate answers: the mask agreement's (round -1) or a training round's."""
-    return "map" if int(msg.meta.get("round", 0)) < 0 else "train"
 
 
 def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:
