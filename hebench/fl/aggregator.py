@@ -34,7 +34,10 @@ def selected_clients(seed: int, round_index: int, clients: int, per_round: int |
 
 
 def receive_update(channel: Channel) -> Update:
-    """One client's update: a single message (host-he) or a stream of chunks (offload engines)."""
+    """One client's whole update: a single message (secret sharing's first share), or a stream gathered whole.
+
+    Modes summed with :func:`sum_uploads` never gather: they add each chunk as it arrives (:mod:`hebench.fl.streams`).
+    """
     msg = channel.recv()
     if msg.kind == "update":
         return msg.meta, msg.parts

@@ -2,7 +2,8 @@
 
 The weights (sample counts, known before the round: clients state them when they connect) are fixed up
 front, so each chunk of an update is weighted and added the moment it arrives, then dropped: the
-aggregator holds the sum (one encrypted update's worth) and a chunk, whatever the number of clients.
+aggregator holds the sum (serialised chunk by chunk as each is complete: about one encrypted update's
+worth) and a chunk, whatever the number of clients.
 Chunk k of every client covers the same coordinates (:mod:`hebench.fl.chunks`). The ciphertext chunks
 are summed with the public keys; the plaintext chunks (selective encryption) with the plain adapter.
 Ciphertext chunks may have their own multipliers: clients that applied their FedAvg weight before
@@ -37,12 +38,18 @@ class SumChunk:
 
 
 class _Part:
-    """The running sum of one part (ciphertext or plaintext): one weighted sum per chunk index."""
+    """The running sum of one part (ciphertext or plaintext): one weighted sum per chunk index.
+
+    A chunk's sum is serialised as soon as every client has added to it (in lockstep, right after the last
+    one's chunk k): the aggregator then holds finished chunks as bytes (SEAL's compressed form; float32 for
+    plaintext, whose sums run in float64) and only unfinished ones as ciphertext objects.
+    """
 
     def __init__(self, adapter: HEAdapter, weights: dict[int, float]) -> None:
         self.adapter, self.weights = adapter, weights
-        self.sums: list[EncryptedVector | None] = []
+        self.sums: list[EncryptedVector | bytes | None] = []
         self.lengths: list[int] = []
+        self.added: list[int] = []  # contributions per chunk index
         self.next: dict[int, int] = {}  # client -> the index of its next chunk
 
     def add(self, client: int, blob: bytes) -> None:
@@ -53,11 +60,18 @@ class _Part:
         if k == len(self.sums):  # the first client to reach chunk k
             self.sums.append(weighted)
             self.lengths.append(weighted.length)
+            self.added.append(1)
         else:
             current = self.sums[k]
-            if current is None:
-                raise PartyError("a chunk arrived after the aggregate was sent", "protocol bug: same hebench?")
+            if not isinstance(current, EncryptedVector):
+                raise PartyError(f"client {client} sent chunk {k} after every client had", "same hebench everywhere?")
             self.sums[k] = self.adapter.add(current, weighted)
+            self.added[k] += 1
+        del weighted
+        if self.added[k] == len(self.weights):  # complete: keep it serialised
+            done = self.sums[k]
+            assert isinstance(done, EncryptedVector)
+            self.sums[k] = self.adapter.serialize(done)
         self.next[client] = k + 1
 
     def count(self, client: int) -> int:
@@ -66,10 +80,12 @@ class _Part:
     def chunks(self, plain: bool) -> Iterator[SumChunk]:
         total, offset = sum(self.lengths), 0
         for k, length in enumerate(self.lengths):
-            vector = self.sums[k]
-            assert vector is not None
+            done = self.sums[k]
             self.sums[k] = None  # released as it goes
-            yield SumChunk(plain, offset, length, total, self.adapter.serialize(vector))
+            if done is None:
+                raise PartyError("the aggregate was already sent", "protocol bug: same hebench?")
+            blob = done if isinstance(done, bytes) else self.adapter.serialize(done)
+            yield SumChunk(plain, offset, length, total, blob)
             offset += length
 
 

@@ -144,3 +144,15 @@ def test_a_chunk_that_does_not_fit_its_part_is_refused():
     with pytest.raises(PartyError, match="does not fit a part of 10"):
         opened = lambda b: PLAIN.decrypt(PLAIN.deserialize(b))  # noqa: E731
         read_aggregate(pipe, first, "aggregate", ("aggregate_chunk", "aggregate_plain"), opened, PhaseMeter())
+
+
+def test_a_chunk_is_held_serialised_once_every_client_has_added_to_it():
+    public = create_adapter("plain")
+    total = RunningSum(public, fedavg_weights({0: 1, 1: 3}))
+    blob = PLAIN.serialize(PLAIN.encrypt(np.ones(4)))
+    total.add_chunk(0, blob)
+    total.add_chunk(0, blob)
+    total.add_chunk(1, blob)  # chunk 0 complete, chunk 1 waits for client 1
+    sums = total._cipher.sums
+    assert isinstance(sums[0], bytes) and not isinstance(sums[1], bytes)  # bytes: float32, not the float64 sum
+    assert PLAIN.deserialize(sums[0]).length == 4
