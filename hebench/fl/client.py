@@ -109,8 +109,8 @@ class Client:
 
     def _upload(self, meta: dict[str, Any], vector: np.ndarray, fit: RangeFit | None, report: dict[str, Any]) -> None:
         """Split the update by the selective mask, fit it into the adapter's range, hand it to the link."""
-        if fit is not None:
-            vector = fit.scaled(vector)
+        if fit is not None:  # in place unless the runner's oracle still reads this update (it is queued, not copied)
+            vector = fit.scaled(vector, in_place=not self.ctx.suite.measure.decryption_error)
         encrypted, plain = split(vector, self.mask)
         if fit is not None:
             encrypted, report["clipped_values"] = fit.saturate(encrypted)

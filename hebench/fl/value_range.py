@@ -88,12 +88,13 @@ class RangeFit:
             offset += n
         return out
 
-    def scaled(self, vector: np.ndarray) -> np.ndarray:
-        """``vector`` with each tensor divided by its scale: a new array, or ``vector`` itself when all are 1."""
+    def scaled(self, vector: np.ndarray, in_place: bool = False) -> np.ndarray:
+        """``vector`` with each tensor divided by its scale: ``vector`` itself when all are 1 or ``in_place``, else a
+        new array (the caller's may still be read elsewhere, as the runner's oracle copy is)."""
         segments = self._segments()
         if not segments:
             return vector
-        out = np.array(vector, dtype=np.float32)
+        out = vector if in_place else np.array(vector, dtype=np.float32)
         for start, stop, s in segments:
             out[start:stop] *= np.float32(1.0 / s)
         return out

@@ -3,7 +3,8 @@
 Vocabulary 30,522, hidden 768, 12 layers of 12 heads, intermediate 3,072 (GELU), 512 positions, 2 token
 types, post-norm LayerNorm (eps 1e-12), a tanh pooler on the first token and a linear classifier: the
 shape of ``bert-base-uncased`` with a sequence-classification head (109,482,240 parameters before the
-classifier). It reads token ids (a batch of shape ``(n, 1, 1, length)``, hebench's image-shaped tensors).
+classifier), initialised as BERT is (weights and embeddings N(0, 0.02²), biases 0, LayerNorm 1 and 0).
+It reads token ids (a batch of shape ``(n, 1, 1, length)``, hebench's image-shaped tensors).
 No pretrained weights can be downloaded here: runs with this model measure cost, not accuracy.
 """
 
@@ -13,6 +14,24 @@ import torch
 from torch import nn
 
 VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS, TYPES = 30522, 768, 12, 12, 3072, 512, 2
+
+
+INITIALIZER_RANGE = 0.02
+
+
+@torch.no_grad()
+def _bert_init(module: nn.Module) -> None:
+    """BERT's initialisation (``initializer_range`` 0.02)."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        module.weight.normal_(0.0, INITIALIZER_RANGE)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        module.bias.zero_()
+    if isinstance(module, nn.MultiheadAttention):
+        module.in_proj_weight.normal_(0.0, INITIALIZER_RANGE)
+        module.in_proj_bias.zero_()
+    if isinstance(module, nn.LayerNorm):
+        module.weight.fill_(1.0)
+        module.bias.zero_()
 
 
 class Embeddings(nn.Module):
@@ -43,6 +62,7 @@ class BertEncoder(nn.Module):
         self.encoder = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
         self.pooler = nn.Linear(HIDDEN, HIDDEN)
         self.classifier = nn.Linear(HIDDEN, num_classes)
+        self.apply(_bert_init)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         ids = x.reshape(len(x), -1).long()

@@ -2,9 +2,10 @@
 
 Embedding 384, depth 12, 6 heads, MLP ratio 4, a class token and learned position embeddings, pre-norm
 blocks (LayerNorm eps 1e-6), as timm's ``vit_small_patch16_224`` (22,050,664 parameters for 1,000
-classes at 224x224). Small inputs use 4x4 patches (a 32x32 image: 64 tokens), 224x224 and larger the
-published 16x16. No pretrained weights can be downloaded here: runs with this model measure cost, not
-accuracy.
+classes at 224x224), initialised as timm does (linear weights N(0, 0.02²) truncated at ±2σ, biases 0,
+position embeddings and class token N(0, 0.02²)). Small inputs use 4x4 patches (a 32x32 image: 64
+tokens), 224x224 and larger the published 16x16. No pretrained weights can be downloaded here: runs
+with this model measure cost, not accuracy.
 """
 
 from __future__ import annotations
@@ -56,10 +57,16 @@ class ViTSmall(nn.Module):
         tokens = (image // patch) ** 2
         self.patch_embed = nn.Conv2d(in_channels, DIM, patch, patch)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, DIM))
-        self.pos_embed = nn.Parameter(torch.randn(1, tokens + 1, DIM) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, tokens + 1, DIM) * 0.02)  # timm: trunc_normal(std=.02)
         self.blocks = nn.Sequential(*(Block(DIM, HEADS, MLP_RATIO) for _ in range(DEPTH)))
         self.norm = nn.LayerNorm(DIM, eps=1e-6)
         self.head = nn.Linear(DIM, num_classes)
+        with torch.no_grad():
+            nn.init.normal_(self.cls_token, std=0.02)
+            for module in self.modules():
+                if isinstance(module, nn.Linear):
+                    nn.init.trunc_normal_(module.weight, std=0.02, a=-0.04, b=0.04)
+                    nn.init.zeros_(module.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.patch_embed(x).flatten(2).transpose(1, 2)
