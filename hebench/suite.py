@@ -22,8 +22,8 @@ from hebench.modes.params import ModeParams
 from hebench.results.steady import warmup_rounds
 
 AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
-DATASETS = ("digits", "natural", "femnist", "mnist", "emnist", "cifar10", "cifar100")
-MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18")
+DATASETS = ("digits", "natural", "tokens", "femnist", "mnist", "emnist", "cifar10", "cifar100")
+MODELS = ("cnn_dropout", "lenet", "mlp", "resnet18", "resnet50", "vit_small", "bert_base")
 
 
 class _Frozen(BaseModel):
@@ -31,7 +31,7 @@ class _Frozen(BaseModel):
 
 
 class DataSpec(_Frozen):
-    dataset: Literal["digits", "natural", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
+    dataset: Literal["digits", "natural", "tokens", "femnist", "mnist", "emnist", "cifar10", "cifar100"] = "digits"
     clients: int | Literal["all"] = 3  # femnist: "all": every writer a client (LEAF)
     split: Literal["iid", "dirichlet"] = "iid"  # ignored by femnist, which is split by writer
     alpha: float = Field(0.5, gt=0)
@@ -67,7 +67,8 @@ class DataSpec(_Frozen):
 
 
 class ModelSpec(_Frozen):
-    name: Literal["cnn_dropout", "lenet", "mlp", "resnet18"] = "mlp"
+    # resnet50, vit_small, bert_base: randomly initialised (no weights can be downloaded): cost, not accuracy
+    name: Literal["cnn_dropout", "lenet", "mlp", "resnet18", "resnet50", "vit_small", "bert_base"] = "mlp"
     hidden: int = Field(16, ge=1)  # mlp only
 
 
@@ -461,6 +462,8 @@ class RuntimeSpec(_Frozen):
 
     hosting: Literal["auto", "process", "pool"] = "auto"
     workers: int | None = Field(None, ge=1)  # pool processes; default: the cores the run may use
+    # values per streamed chunk of an update and of an aggregate (whole ciphertexts; offload: offload.chunk_values)
+    chunk_values: int = Field(65536, ge=1)
 
     @model_validator(mode="after")
     def _workers_need_pool(self) -> RuntimeSpec:

@@ -112,13 +112,47 @@ def suite_target(suite: Suite) -> SuiteTarget:
     )
 
 
-def model_parameters(model: str) -> int:
-    """Parameter count of a model hebench builds (28x28 inputs, 62 classes as FEMNIST; mlp: 10)."""
-    from hebench.models.registry import build_model, parameter_count
+def _built(model: str) -> Any:
+    """A model hebench builds, seeded as runs are (28x28 inputs, 62 classes as FEMNIST; mlp: 10; RGB 32x32 for
+    the ResNets and ViT; 32 tokens for BERT)."""
+    import torch
+
+    from hebench.models.registry import build_model
 
     classes = 10 if model == "mlp" else 62
-    shape = (3, 32, 32) if model == "resnet18" else (1, 28, 28)
-    return parameter_count(build_model(model, shape, classes))
+    shape = {"resnet18": (3, 32, 32), "resnet50": (3, 32, 32), "vit_small": (3, 32, 32), "bert_base": (1, 1, 32)}
+    torch.manual_seed(0)
+    return build_model(model, shape.get(model, (1, 28, 28)), classes)
+
+
+def model_parameters(model: str) -> int:
+    """Parameter count of a model hebench builds (shapes as :func:`_built`)."""
+    from hebench.models.registry import parameter_count
+
+    return parameter_count(_built(model))
+
+
+@dataclass(frozen=True)
+class ClipProposal:
+    """A compact adapter's ``clip`` for a model: the initial model fits with room to double (no range scale)."""
+
+    clip: float
+    max_abs: float  # the largest |weight| of the initial model
+    tensor: str  # the parameter holding it
+
+
+def propose_clip(model: str) -> ClipProposal:
+    """The smallest power of two at least twice the initial model's largest |weight| (hebench.fl.value_range).
+
+    Tensors that outgrow it during training are scaled per round by the clients, so a larger clip only costs
+    precision everywhere; a smaller one costs it in the tensors that need a scale.
+    """
+    from hebench.fl.value_range import MARGIN
+    from hebench.models.shared import shared_tensors
+
+    peaks = {name: float(p.detach().abs().max()) for name, p in shared_tensors(_built(model)) if p.numel()}
+    tensor = max(peaks, key=lambda name: peaks[name])
+    return ClipProposal(float(2 ** math.ceil(math.log2(MARGIN * peaks[tensor]))), peaks[tensor], tensor)
 
 
 def candidates(

@@ -145,6 +145,12 @@ def tune_command(
         "[dim]per value: up/down: bytes to/from the aggregator; CPU µs: per client; stated error: the adapter's "
         "guarantee, max error: this sample's. ★ Pareto set over bytes (up + down), CPU and stated error.[/]"
     )
+    if samples is not None and headroom > clients:
+        console.print(
+            f"[dim]max_summands {headroom} is what weights applied at the aggregator need (Flower's strategy); on the "
+            f"local runtime each client applies its own FedAvg weight before encrypting, so {clients} suffices "
+            "there (docs/protocol.md).[/]"
+        )
     if samples is None:
         console.print(
             f"[dim]max_summands {headroom} holds exact FedAvg weights for {headroom} clients with equal sample "

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hebench.crypto import wire
+from hebench.crypto.exact_weights import PreWeight
 from hebench.crypto.params import AdapterParams
 from hebench.crypto.security import MIN_SECURITY_BITS
 from hebench.errors import CiphertextError, HebenchError, InsecureParametersError, PrecisionError
@@ -132,16 +133,33 @@ class HEAdapter(ABC):
         return self._key_id
 
     # -- arithmetic -------------------------------------------------------
-    def encrypt(self, values: np.ndarray) -> EncryptedVector:
-        """Encrypt a 1-D float vector of any length (chunked by ``slots``)."""
+    weighs_before_encryption: ClassVar[bool] = False  # True: ``encrypt(values, pre)`` applies a FedAvg weight
+
+    def encrypt(self, values: np.ndarray, pre: PreWeight | None = None) -> EncryptedVector:
+        """Encrypt a 1-D float vector of any length (chunked by ``slots``).
+
+        ``pre``: this client's FedAvg weight, applied before quantisation (adapters that
+        ``weighs_before_encryption``; :mod:`hebench.crypto.exact_weights`); the aggregator then adds with weight 1.
+        """
         vec = np.asarray(values, dtype=np.float64).ravel()
         if not np.all(np.isfinite(vec)):
             raise PrecisionError("vector holds NaN or infinite values", "encrypt only finite values")
         self._check_range(vec)
         slots = self.slots
         pieces = [vec[i : i + slots] for i in range(0, max(len(vec), 1), slots)]
-        chunks, state = self._encrypt_chunks(pieces)
+        if pre is None:
+            chunks, state = self._encrypt_chunks(pieces)
+        elif self.weighs_before_encryption:
+            chunks, state = self._encrypt_weighted(pieces, pre)
+        else:
+            raise CiphertextError(
+                f"adapter '{self.name}' cannot apply a weight before encryption",
+                "the aggregator weighs this adapter's ciphertexts: send updates without a pre-weight",
+            )
         return EncryptedVector(self.name, self.key_id, len(vec), tuple(chunks), state)
+
+    def _encrypt_weighted(self, pieces: list[np.ndarray], pre: PreWeight) -> tuple[list[Any], dict[str, Any]]:
+        raise NotImplementedError
 
     def decrypt(self, enc: EncryptedVector) -> np.ndarray:
         """Decrypt to a float64 vector of the original length."""

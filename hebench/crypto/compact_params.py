@@ -38,7 +38,8 @@ class CompactParams(AdapterParams):
     """Shared by ``seal-bfv`` and ``seal-ckks``; the derived layout is in ``info().params``."""
 
     bits: int = Field(16, ge=2, le=30)  # quantised value size, sign included (precision target for CKKS)
-    clip: float = Field(1.0, gt=0)  # values must lie in [-clip, clip]; larger ones are refused
+    clip: float = Field(1.0, gt=0)  # values must lie in [-clip, clip] (clients scale tensors that outgrow it)
+    max_clipped: float = Field(1e-4, ge=0, le=1)  # share of a round's values that may saturate at ±clip (counted)
     max_summands: int = Field(64, ge=1)  # headroom: integer weights over a common denominator may total this
     security_level: Literal[128, 192, 256] = 128
     ring_degree: int | None = None  # default: the smallest secure one

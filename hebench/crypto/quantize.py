@@ -34,13 +34,15 @@ class Quantizer:
         """Bound on |dequantize(quantize(x)) - x| for one value."""
         return self.step if self.stochastic else self.step / 2
 
-    def quantize(self, vec: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def quantize(self, vec: np.ndarray, rng: np.random.Generator, bound: int | None = None) -> np.ndarray:
+        """Integers of ``vec / step``; clamped to ``bound`` (default ``levels``: the clamp only guards round-off)."""
         scaled = np.asarray(vec, dtype=np.float64) / self.step
         if self.stochastic:
             ints = np.floor(scaled + rng.random(scaled.shape))
         else:
             ints = np.rint(scaled)
-        return np.clip(ints, -self.levels, self.levels).astype(np.int64)  # clip only guards float round-off
+        limit = self.levels if bound is None else bound
+        return np.clip(ints, -limit, limit).astype(np.int64)
 
 
 def pack(ints: np.ndarray, ring_degree: int, fields: int, field_bits: int, offset: int) -> np.ndarray:

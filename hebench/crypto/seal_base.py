@@ -202,12 +202,24 @@ class SealAdapter(HEAdapter):
     def _integer_plaintext(self, factor: int, ct: Any) -> Any:
         raise NotImplementedError
 
+    weighs_before_encryption = True  # FedAvg weights may be applied by the client (exact_weights.PreWeight)
+
+    @property
+    def levels(self) -> int:
+        """Largest |value| in quantisation steps: 2^(bits-1) - 1 (the FedAvg pre-weights' unit)."""
+        return 2 ** (self.params.bits - 1) - 1
+
+    @property
+    def offset_unit(self) -> int:
+        """Headroom per summand, in steps, of the magnitude bound a state's ``offset`` tracks."""
+        return self.levels
+
     def _multiply_chunks(self, enc: EncryptedVector, scalar: float) -> tuple[list[Any], dict[str, Any]]:
-        factor, state = exact_weights.weigh(scalar, enc.state, self.layout.max_weight_sum)
+        factor, state = exact_weights.weigh(scalar, enc.state, self.layout.max_weight_sum, self.offset_unit)
         return [self._scaled(c, factor) for c in enc.chunks], state
 
     def _add_chunks(self, a: EncryptedVector, b: EncryptedVector) -> tuple[list[Any], dict[str, Any]]:
-        fa, fb, state = exact_weights.combine(a.state, b.state, self.layout.max_weight_sum)
+        fa, fb, state = exact_weights.combine(a.state, b.state, self.layout.max_weight_sum, self.offset_unit)
         out = []
         for x, y in zip(a.chunks, b.chunks, strict=True):
             total = self._scaled(x, fa)

@@ -39,6 +39,7 @@ def list_datasets() -> list[DatasetStatus]:
     out = [
         DatasetStatus("digits", True, "bundled with scikit-learn", "nothing to do"),
         DatasetStatus("natural", True, "scikit-learn's sample photographs (32x32 patches)", "nothing to do"),
+        DatasetStatus("tokens", True, "generated (seeded token sequences, for text encoders: cost only)", "nothing"),
     ]
     femnist = resolve("femnist")
     out.append(

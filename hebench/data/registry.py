@@ -54,6 +54,13 @@ def _natural(spec: DataSpec, seed: int) -> FederatedData:
     return _centralised(spec, seed, x, y, "natural", CLASSES)
 
 
+def _tokens(spec: DataSpec, seed: int) -> FederatedData:
+    from hebench.data.tokens import CLASSES, load_token_tensors
+
+    x, y = load_token_tensors(seed=seed)
+    return _centralised(spec, seed, x, y, "tokens", CLASSES)
+
+
 def _femnist(spec: DataSpec, seed: int) -> FederatedData:
     from hebench.data.leaf import read_split
 
@@ -121,6 +128,7 @@ def _torchvision(name: str) -> Callable[[DataSpec, int], FederatedData]:
 LOADERS: dict[str, Callable[[DataSpec, int], FederatedData]] = {
     "digits": _digits,
     "natural": _natural,
+    "tokens": _tokens,
     "femnist": _femnist,
     **{name: _torchvision(name) for name in _TORCHVISION},
 }

@@ -12,15 +12,19 @@ import numpy as np
 
 from hebench.crypto import load_adapter
 from hebench.crypto.base import HEAdapter
+from hebench.crypto.exact_weights import PreWeight, pre_weights
 from hebench.errors import PartyError
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.running_sum import RunningSum, Update
+from hebench.fl.streams import receive_uploads, send_aggregate
 from hebench.modes.spec import resolve
 from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
+
+SUM_UPLOADS = "hebench.fl.aggregator:sum_uploads"
 
 
 def selected_clients(seed: int, round_index: int, clients: int, per_round: int | None) -> list[int]:
@@ -30,7 +34,10 @@ def selected_clients(seed: int, round_index: int, clients: int, per_round: int |
 
 
 def receive_update(channel: Channel) -> Update:
-    """One client's update: a single message (host-he) or a stream of chunks (offload engines)."""
+    """One client's whole update: a single message (secret sharing's first share), or a stream gathered whole.
+
+    Modes summed with :func:`sum_uploads` never gather: they add each chunk as it arrives (:mod:`hebench.fl.streams`).
+    """
     msg = channel.recv()
     if msg.kind == "update":
         return msg.meta, msg.parts
@@ -58,20 +65,27 @@ def sum_updates(
 
 @dataclass(frozen=True)
 class Collected:
-    """What the aggregator's half of a round yields: the aggregate's blobs and how they were weighted."""
+    """What the aggregator's half of a round yields: the aggregate (blobs, or a running sum to stream) and how
+    it was weighted."""
 
     blobs: tuple[bytes, ...]
     plain_parts: int  # trailing plaintext blobs (selective)
     weights: dict[int, float]  # FedAvg weights of the clients in the aggregate
     update_bytes: dict[int, int]  # bytes each client uploaded
     meta: dict[str, Any] = field(default_factory=dict)  # extra fields of the aggregate message
+    total: RunningSum | None = None  # the aggregate as a running sum, streamed out chunk by chunk (no blobs)
 
 
 def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
-    """raw, host-he, offload: one (ciphertext) upload per client, summed weighted with public keys."""
+    """raw, host-he, offload: one (ciphertext) upload per client, summed weighted with public keys as it streams in.
+
+    Clients told their pre-weight in the "train" message (:meth:`Aggregator.pre_weights_for`) weighed their
+    ciphertexts themselves: those are added with weight 1.
+    """
     weights = fedavg_weights({i: agg.samples[i] for i in chosen})
-    blobs, plain_parts, update_bytes = agg.receive_sum(adapter, weights, check_samples=True)
-    return Collected(blobs, plain_parts, weights, update_bytes)
+    multipliers = {i: 1.0 for i in chosen} if agg.pre_weights else None
+    total = agg.receive_running_sum(adapter, weights, check_samples=True, cipher_weights=multipliers)
+    return Collected((), 0, weights, dict(total.update_bytes), total=total)
 
 
 class Aggregator:
@@ -84,6 +98,7 @@ class Aggregator:
         self.meter = PhaseMeter()
         self.epoch: int | None = None
         self.adapter: HEAdapter | None = None
+        self.pre_weights: dict[int, PreWeight] = {}  # this round's, when clients weigh before encryption
 
     def adapter_for(self, round_index: int) -> tuple[int, HEAdapter]:
         """Public keys of the round's epoch, fetched from the key authority when it changes."""
@@ -115,9 +130,10 @@ class Aggregator:
         epoch, adapter = self.adapter_for(self.ctx.start_round)
         for ch in self.channels.values():
             ch.send(Message("map", {"round": -1, "epoch": epoch}))
-        blobs, _, _ = self.receive_sum(adapter, fedavg_weights({i: 1 for i in self.channels}), check_samples=False)
-        for ch in self.channels.values():
-            ch.send(Message("map_sum", {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}, blobs))
+        weights = fedavg_weights({i: 1 for i in self.channels})
+        total = self.receive_running_sum(adapter, weights, check_samples=False)
+        meta = {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}
+        send_aggregate(list(self.channels.values()), total, "map_sum", meta, self.meter)
         for ch in self.channels.values():
             ch.recv("ack")
         label = self.ctx.config.label
@@ -125,40 +141,58 @@ class Aggregator:
             MaskAgreementRecord(config=label, role="aggregator", **self._traffic_since(before), **self.meter.measured())
         )
 
-    def receive_sum(
-        self, adapter: HEAdapter, weights: dict[int, float], check_samples: bool
-    ) -> tuple[tuple[bytes, ...], int, dict[int, int]]:
-        """Each chosen client's update added to the running sum as it arrives, then dropped."""
-        total = RunningSum(adapter, weights)
-        for i in weights:
-            with self.meter.phase("receive"):
-                meta, parts = receive_update(self.channels[i])
+    def receive_running_sum(
+        self,
+        adapter: HEAdapter,
+        weights: dict[int, float],
+        check_samples: bool,
+        cipher_weights: dict[int, float] | None = None,
+    ) -> RunningSum:
+        """Each chosen client's update added to the running sum chunk by chunk as it arrives, then dropped."""
+        total = RunningSum(adapter, weights, cipher_weights)
+
+        def check(i: int, meta: dict[str, Any]) -> None:
             if check_samples and int(meta["samples"]) != self.samples[i]:
                 raise PartyError(
                     f"client {i} trained on {meta['samples']} samples, but stated {self.samples[i]} when it connected",
                     "a client's shard must not change during a run",
                 )
-            with self.meter.phase("aggregate"):
-                total.add(i, (meta, parts))
-            del meta, parts
-        with self.meter.phase("aggregate"):
-            blobs, plain_parts = total.blobs()
-        return blobs, plain_parts, dict(total.update_bytes)
+
+        receive_uploads({i: self.channels[i] for i in weights}, total, self.meter, check)
+        return total
+
+    def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
+        """Each chosen client's FedAvg weight to apply before encryption, where the mode's adapter can: then the
+        headroom an aggregate needs is the number of clients, whatever their sample counts (exact_weights)."""
+        spec = self.ctx.config.spec
+        if not (adapter.weighs_before_encryption and spec.encrypts and spec.aggregation == SUM_UPLOADS):
+            return {}
+        return pre_weights({i: self.samples[i] for i in chosen}, adapter.levels)  # type: ignore[attr-defined]
 
     def round(self, r: int) -> None:
         started, before = time.perf_counter(), self._traffic()
         epoch, adapter = self.adapter_for(r)
         suite = self.ctx.suite
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
+        self.pre_weights = self.pre_weights_for(chosen, adapter)
         for i in chosen:
-            self.channels[i].send(Message("train", {"round": r, "epoch": epoch, "selected": chosen}))
+            meta = {"round": r, "epoch": epoch, "selected": chosen}
+            if i in self.pre_weights:
+                meta["pre"] = self.pre_weights[i].to_json()
+            self.channels[i].send(Message("train", meta))
         got = self.collect(self, chosen, adapter)
-        blobs, plain_parts = got.blobs, got.plain_parts
+        plain_parts = got.plain_parts
         wire_weights = {str(i): w for i, w in got.weights.items()}
         meta = {**got.meta, "round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
-        with self.meter.phase("send"):
-            for ch in self.channels.values():
-                ch.send(Message("aggregate", meta, blobs))
+        if got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
+            aggregate_bytes, plain_parts = send_aggregate(
+                list(self.channels.values()), got.total, "aggregate", meta, self.meter
+            )
+        else:
+            aggregate_bytes = sum(len(b) for b in got.blobs)
+            with self.meter.phase("send"):
+                for ch in self.channels.values():
+                    ch.send(Message("aggregate", meta, got.blobs))
         with self.meter.phase("wait"):
             for ch in self.channels.values():
                 ch.recv("ack")
@@ -172,7 +206,7 @@ class Aggregator:
                 weights=wire_weights,
                 **self._traffic_since(before),
                 update_bytes={str(i): n for i, n in got.update_bytes.items()},
-                aggregate_bytes=sum(len(b) for b in blobs),
+                aggregate_bytes=aggregate_bytes,
                 plain_parts=plain_parts,
                 round_wall_s=time.perf_counter() - started,
                 **self.meter.measured(),

@@ -10,19 +10,25 @@ asks a separate engine and never sees a key.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from hebench.crypto import HEAdapter
+from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
+from hebench.fl.chunks import chunks_of, values_per_chunk
 from hebench.fl.meter import PhaseMeter
 from hebench.selective.split import PLAIN
 
 
 class Cipher(ABC):
-    """Encrypts and decrypts for one client; ``engine_reports`` holds an engine's own measurements, if any."""
+    """Encrypts and decrypts for one client; ``engine_reports`` holds an engine's own measurements, if any.
+
+    Whole updates (``encrypt``/``decrypt``: Flower's client mod) or streamed chunks (``encrypt_stream``,
+    ``decrypt_chunk``: the local runtime), one encrypted vector per chunk.
+    """
 
     def __init__(self) -> None:
         self.engine_reports: list[dict[str, Any]] = []
@@ -33,6 +39,19 @@ class Cipher(ABC):
 
     @abstractmethod
     def decrypt(self, blobs: tuple[bytes, ...], epoch: int, meter: PhaseMeter) -> np.ndarray: ...
+
+    def encrypt_stream(
+        self, pieces: list[np.ndarray], epoch: int, meter: PhaseMeter, chunk_values: int, pre: PreWeight | None = None
+    ) -> Iterator[bytes]:
+        """The update's chunks (:mod:`hebench.fl.chunks`), each encrypted and serialised as it is asked for."""
+        if pre is not None:
+            raise PartyError("this cipher cannot apply a FedAvg weight before encryption", "protocol mismatch")
+        for chunk in chunks_of(pieces, chunk_values):
+            yield from self.encrypt([chunk], epoch, meter)
+
+    def decrypt_chunk(self, blob: bytes, epoch: int, meter: PhaseMeter) -> np.ndarray:
+        """One chunk of an aggregate, decrypted."""
+        return self.decrypt((blob,), epoch, meter)
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release connections."""
@@ -67,6 +86,25 @@ class KeyHolderCipher(Cipher):
             encs = [adapter.encrypt(p) for p in pieces if len(p)]
         with meter.phase("serialize"):
             return tuple(adapter.serialize(e) for e in encs)
+
+    def encrypt_stream(
+        self, pieces: list[np.ndarray], epoch: int, meter: PhaseMeter, chunk_values: int, pre: PreWeight | None = None
+    ) -> Iterator[bytes]:
+        adapter = self.adapter(epoch, meter)
+        for chunk in chunks_of(pieces, values_per_chunk(adapter, chunk_values)):
+            with meter.phase("encrypt"):
+                enc = adapter.encrypt(chunk, pre)
+            with meter.phase("serialize"):
+                blob = adapter.serialize(enc)
+            del enc
+            yield blob
+
+    def decrypt_chunk(self, blob: bytes, epoch: int, meter: PhaseMeter) -> np.ndarray:
+        adapter = self.adapter(epoch, meter)
+        with meter.phase("deserialize"):
+            enc = adapter.deserialize(blob)
+        with meter.phase("decrypt"):
+            return adapter.decrypt(enc)
 
     def decrypt(self, blobs: tuple[bytes, ...], epoch: int, meter: PhaseMeter) -> np.ndarray:
         adapter = self.adapter(epoch, meter)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from multiprocessing.connection import Connection
 from typing import Any
 
+import numpy as np
+
 from hebench.errors import PartyError
 from hebench.fl.link import Link
 from hebench.fl.local_model import LocalModel
@@ -17,6 +19,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
+from hebench.fl.value_range import RangeFit, ValueRange
 from hebench.modes.spec import resolve
 from hebench.net.transport import Message
 from hebench.results.records import MaskAgreementRecord, PartySetupRecord
@@ -29,6 +32,7 @@ class Client:
         self.index = ctx.client_index
         self.sizes = layer_sizes(local.model, ctx.config.packing)
         self.mask = local.initial_mask()
+        self.range = ValueRange.of(ctx.config)
 
     def _traffic(self) -> tuple[int, int]:
         return self.link.traffic()
@@ -48,7 +52,12 @@ class Client:
         with self.meter.phase("map"):
             local = self.local.score_map()
         self.link.upload({"round": -1, "epoch": epoch, "samples": 1}, [local], None, self.meter)
-        reply = self.link.channel.recv(self.link.reply_kinds["map"])
+        expect = self.link.reply_kinds["map"]
+        reply = self.link.channel.recv()
+        if not self.link.starts_aggregate(reply.kind, expect):
+            raise PartyError(
+                f"expected '{expect}' from {self.link.channel.peer}, got '{reply.kind}'", "protocol mismatch"
+            )
         opened = self.link.open(reply, epoch, self.meter)
         self.mask = self.local.agree(opened.encrypted)
         self.link.channel.send(Message("ack", {"round": -1}))
@@ -68,20 +77,24 @@ class Client:
         )
 
     def round(self, msg: Message) -> None:
+        """One round: train and upload when told to ("train"; else this round's aggregate is arriving), then open
+        the aggregate into the model."""
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = self._traffic()
         report: dict[str, Any] = {"epoch": epoch}
         expect = self.link.reply_kinds["train"]
+        fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
         if msg.kind == "train":
             with self.meter.phase("train"):
                 vector, report["train_loss"] = self.local.train(r)
-            encrypted, plain = split(vector, self.mask)
-            pieces = split_layers(encrypted, self.sizes) if len(encrypted) else []
             meta = {"round": r, "epoch": epoch, "samples": self.local.samples}
-            self.link.upload(meta, pieces, plain if self.mask is not None else None, self.meter)
+            if msg.meta.get("pre"):
+                meta["pre"] = msg.meta["pre"]
+            self._upload(meta, vector, fit, report)
+            del vector
             with self.meter.phase("wait"):
-                msg = self.link.channel.recv(expect)
-        if msg.kind != expect:
+                msg = self.link.channel.recv()
+        if not self.link.starts_aggregate(msg.kind, expect):
             raise PartyError(
                 f"expected 'train' or '{expect}' from {self.link.channel.peer}, got '{msg.kind}'", "protocol mismatch"
             )
@@ -89,7 +102,20 @@ class Client:
         if opened.engine is not None:
             report["engine"] = opened.engine
         vector = join(opened.encrypted, opened.plain, self.mask)
+        if fit is not None:
+            fit.restore(vector)
+            report["range_scale_max"] = fit.largest
         self.local.finish_round(self.link.channel, r, vector, opened.weights, self.meter, before, report, self._traffic)
+
+    def _upload(self, meta: dict[str, Any], vector: np.ndarray, fit: RangeFit | None, report: dict[str, Any]) -> None:
+        """Split the update by the selective mask, fit it into the adapter's range, hand it to the link."""
+        if fit is not None:  # in place unless the runner's oracle still reads this update (it is queued, not copied)
+            vector = fit.scaled(vector, in_place=not self.ctx.suite.measure.decryption_error)
+        encrypted, plain = split(vector, self.mask)
+        if fit is not None:
+            encrypted, report["clipped_values"] = fit.saturate(encrypted)
+        pieces = split_layers(encrypted, self.sizes) if len(encrypted) else []
+        self.link.upload(meta, pieces, plain if self.mask is not None else None, self.meter)
 
 
 def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:

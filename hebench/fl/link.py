@@ -17,15 +17,18 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto import load_adapter
+from hebench.crypto.exact_weights import PreWeight
+from hebench.fl.chunks import DEFAULT_CHUNK_VALUES, chunks_of
 from hebench.fl.cipher import Cipher, KeyHolderCipher, plain_cipher
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.shared_keys import SHARED_KEYS
+from hebench.fl.streams import AGGREGATE_CHUNKS, read_aggregate
 from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message, connect
 from hebench.results.fields import EngineReport
-from hebench.selective.split import PLAIN, parts_of
+from hebench.selective.split import PLAIN
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Link(ABC):
 
     channel: Channel
     reply_kinds: dict[str, str]  # instruction kind -> the kind of the aggregate that answers it
+    chunk_kinds: tuple[str, str] = AGGREGATE_CHUNKS  # the kinds an aggregate streams in before its end message
 
     @abstractmethod
     def upload(
@@ -52,7 +56,17 @@ class Link(ABC):
 
     @abstractmethod
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        """The vector parts of an aggregate message."""
+        """The vector parts of an aggregate whose first message is ``msg`` (a chunk, or its end message)."""
+
+    def starts_aggregate(self, kind: str, end: str) -> bool:
+        """True when a message of ``kind`` begins an aggregate that ends with ``end``."""
+        return kind == end or kind in self.chunk_kinds
+
+    def end_of(self, first: Message) -> str:
+        """The end kind of the aggregate ``first`` begins: a training round's, or the mask agreement's (round -1)."""
+        if first.kind in self.reply_kinds.values():
+            return first.kind
+        return self.reply_kinds["map" if int(first.meta.get("round", 0)) < 0 else "train"]
 
     def traffic(self) -> tuple[int, int]:
         """(bytes sent, bytes received) on every channel of this client's round so far."""
@@ -63,29 +77,42 @@ class Link(ABC):
 
 
 class DirectLink(Link):
-    """The client talks to the aggregator itself and encrypts with its cipher (raw, host-he)."""
+    """The client talks to the aggregator itself and encrypts with its cipher (raw, host-he).
+
+    An update streams out chunk by chunk, each encrypted, serialised and sent before the next is encrypted;
+    an aggregate streams in the same way, each chunk decrypted into place (:mod:`hebench.fl.streams`).
+    ``meta["pre"]``: this client's FedAvg weight, applied before encryption (compact adapters).
+    """
 
     reply_kinds = {"train": "aggregate", "map": "map_sum"}  # noqa: RUF012 - read only
 
-    def __init__(self, aggregator: Channel, cipher: Cipher) -> None:
-        self.channel, self.cipher = aggregator, cipher
+    def __init__(self, aggregator: Channel, cipher: Cipher, chunk_values: int = DEFAULT_CHUNK_VALUES) -> None:
+        self.channel, self.cipher, self.chunk_values = aggregator, cipher, chunk_values
 
     def upload(
         self, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
     ) -> None:
-        blobs = self.cipher.encrypt(encrypted, int(meta["epoch"]), meter)
+        head = {k: v for k, v in meta.items() if k != "pre"}
+        r, epoch = int(meta["round"]), int(meta["epoch"])
+        pre = PreWeight.from_json(meta["pre"]) if meta.get("pre") else None
+        for blob in self.cipher.encrypt_stream(encrypted, epoch, meter, self.chunk_values, pre):
+            with meter.phase("send"):
+                self.channel.send(Message("update_chunk", {"round": r}, (blob,)))
         if plain is not None:
-            with meter.phase("serialize"):
-                blobs = (*blobs, PLAIN.serialize(PLAIN.encrypt(plain)))
+            for chunk in chunks_of([plain], self.chunk_values):
+                with meter.phase("serialize"):
+                    blob = PLAIN.serialize(PLAIN.encrypt(chunk))
+                with meter.phase("send"):
+                    self.channel.send(Message("plain_part", {"round": r}, (blob,)))
         with meter.phase("send"):
-            self.channel.send(Message("update", {**meta, "plain_parts": int(plain is not None)}, blobs))
+            self.channel.send(Message("update_end", head))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        cipher, plain = parts_of(msg.parts, int(msg.meta.get("plain_parts", 0)))
-        encrypted = self.cipher.decrypt(cipher, epoch, meter)
-        with meter.phase("deserialize"):
-            clear = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in plain]
-        return Opened(encrypted, np.concatenate(clear) if clear else np.empty(0, np.float32), msg.meta["weights"])
+        def decrypt(blob: bytes) -> np.ndarray:
+            return self.cipher.decrypt_chunk(blob, epoch, meter)
+
+        encrypted, clear, last = read_aggregate(self.channel, msg, self.end_of(msg), self.chunk_kinds, decrypt, meter)
+        return Opened(encrypted, clear, last.meta["weights"])
 
     def close(self) -> None:
         self.cipher.close()
@@ -126,4 +153,4 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
         retry_s=ctx.suite.measure.setup_timeout_s,
     )
     agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
-    return DirectLink(agg, cipher)
+    return DirectLink(agg, cipher, ctx.suite.runtime.chunk_values)

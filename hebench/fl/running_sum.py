@@ -1,13 +1,22 @@
-"""FedAvg as updates arrive: a running weighted sum holding one update and the total, whatever the clients.
+"""FedAvg as updates arrive: a running weighted sum, chunk by chunk, holding the total and one chunk in flight.
 
-The weights (sample counts, known before the round: clients state them when
-they connect) are fixed up front, so each update is weighted and added the
-moment it arrives and then dropped. The ciphertext parts are summed with the
-public keys; any plaintext parts (selective encryption) with the plain adapter.
+The weights (sample counts, known before the round: clients state them when they connect) are fixed up
+front, so each chunk of an update is weighted and added the moment it arrives, then dropped: the
+aggregator holds the sum (serialised chunk by chunk as each is complete: about one encrypted update's
+worth) and a chunk, whatever the number of clients.
+Chunk k of every client covers the same coordinates (:mod:`hebench.fl.chunks`). The ciphertext chunks
+are summed with the public keys; the plaintext chunks (selective encryption) with the plain adapter.
+Ciphertext chunks may have their own multipliers: clients that applied their FedAvg weight before
+encryption (:class:`~hebench.crypto.exact_weights.PreWeight`) are added with weight 1.
+
+:meth:`stream` hands the sum out chunk by chunk, serialising each and releasing it; :meth:`blobs`
+serialises it whole (Flower's strategy).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from hebench.crypto.base import EncryptedVector, HEAdapter
@@ -17,46 +26,136 @@ from hebench.selective.split import PLAIN, parts_of
 Update = tuple[dict[str, Any], tuple[bytes, ...]]
 
 
-class RunningSum:
-    """``add`` each client's update once; ``blobs()`` is the weighted sum, serialized, and its plaintext count."""
+@dataclass(frozen=True)
+class SumChunk:
+    """One serialised chunk of the aggregate: ``values`` coordinates from ``offset`` of its part."""
+
+    plain: bool  # the plaintext part (selective) rather than the ciphertext part
+    offset: int
+    length: int
+    total: int  # the part's length
+    blob: bytes
+
+
+class _Part:
+    """The running sum of one part (ciphertext or plaintext): one weighted sum per chunk index.
+
+    A chunk's sum is serialised as soon as every client has added to it (in lockstep, right after the last
+    one's chunk k): the aggregator then holds finished chunks as bytes (SEAL's compressed form; float32 for
+    plaintext, whose sums run in float64) and only unfinished ones as ciphertext objects.
+    """
 
     def __init__(self, adapter: HEAdapter, weights: dict[int, float]) -> None:
         self.adapter, self.weights = adapter, weights
-        self._cipher: list[EncryptedVector] | None = None
-        self._plain: list[EncryptedVector] | None = None
+        self.sums: list[EncryptedVector | bytes | None] = []
+        self.lengths: list[int] = []
+        self.added: list[int] = []  # contributions per chunk index
+        self.next: dict[int, int] = {}  # client -> the index of its next chunk
+
+    def add(self, client: int, blob: bytes) -> None:
+        k = self.next.get(client, 0)
+        vector = self.adapter.deserialize(blob)
+        weighted = self.adapter.multiply_plain(vector, self.weights[client])
+        del vector
+        if k == len(self.sums):  # the first client to reach chunk k
+            self.sums.append(weighted)
+            self.lengths.append(weighted.length)
+            self.added.append(1)
+        else:
+            current = self.sums[k]
+            if not isinstance(current, EncryptedVector):
+                raise PartyError(f"client {client} sent chunk {k} after every client had", "same hebench everywhere?")
+            self.sums[k] = self.adapter.add(current, weighted)
+            self.added[k] += 1
+        del weighted
+        if self.added[k] == len(self.weights):  # complete: keep it serialised
+            done = self.sums[k]
+            assert isinstance(done, EncryptedVector)
+            self.sums[k] = self.adapter.serialize(done)
+        self.next[client] = k + 1
+
+    def count(self, client: int) -> int:
+        return self.next.get(client, 0)
+
+    def chunks(self, plain: bool) -> Iterator[SumChunk]:
+        total, offset = sum(self.lengths), 0
+        for k, length in enumerate(self.lengths):
+            done = self.sums[k]
+            self.sums[k] = None  # released as it goes
+            if done is None:
+                raise PartyError("the aggregate was already sent", "protocol bug: same hebench?")
+            blob = done if isinstance(done, bytes) else self.adapter.serialize(done)
+            yield SumChunk(plain, offset, length, total, blob)
+            offset += length
+
+
+class RunningSum:
+    """``add`` each client's update once (whole, or ``add_chunk`` then ``finish``); then ``stream()`` or ``blobs()``.
+
+    ``weights``: each client's FedAvg weight (plaintext parts, and ciphertext parts unless ``cipher_weights``).
+    """
+
+    def __init__(
+        self, adapter: HEAdapter, weights: dict[int, float], cipher_weights: dict[int, float] | None = None
+    ) -> None:
+        self.adapter, self.weights = adapter, weights
+        self._cipher = _Part(adapter, cipher_weights if cipher_weights is not None else weights)
+        self._plain = _Part(PLAIN, weights)
+        self._counts: tuple[int, int] | None = None  # chunks per update, from the first complete one
         self.added: set[int] = set()
         self.update_bytes: dict[int, int] = {}
 
-    def add(self, client: int, update: Update) -> None:
+    def _check_open(self, client: int) -> None:
         if client not in self.weights or client in self.added:
             raise PartyError(f"an unexpected or repeated update from client {client}", "same hebench on every party?")
+
+    def add_chunk(self, client: int, blob: bytes, plain: bool = False) -> None:
+        """The next ciphertext (or plaintext) chunk of ``client``'s update."""
+        self._check_open(client)
+        (self._plain if plain else self._cipher).add(client, blob)
+        self.update_bytes[client] = self.update_bytes.get(client, 0) + len(blob)
+
+    def finish(self, client: int) -> None:
+        """``client``'s update is complete: it must hold as many chunks as every other one."""
+        self._check_open(client)
+        counts = (self._cipher.count(client), self._plain.count(client))
+        if self._counts is None:
+            self._counts = counts
+        elif counts != self._counts:
+            raise PartyError(
+                f"client {client} sent {counts[0]} ciphertext and {counts[1]} plaintext chunks, others "
+                f"{self._counts[0]} and {self._counts[1]}",
+                "use one packing and one chunk size per run (same hebench and suite on every party)",
+            )
+        self.added.add(client)
+        self.update_bytes.setdefault(client, 0)
+
+    def add(self, client: int, update: Update) -> None:
+        """A whole update: its ciphertext blobs (one per chunk) then ``plain_parts`` plaintext blobs."""
+        self._check_open(client)
         meta, parts = update
         cipher, plain = parts_of(parts, int(meta.get("plain_parts", 0)))
-        weight = self.weights[client]
-        self._cipher = self._fold(self.adapter, self._cipher, [self.adapter.deserialize(b) for b in cipher], weight)
-        self._plain = self._fold(PLAIN, self._plain, [PLAIN.deserialize(b) for b in plain], weight)
-        self.added.add(client)
-        self.update_bytes[client] = sum(len(p) for p in parts)
+        for blob in cipher:
+            self.add_chunk(client, blob)
+        for blob in plain:
+            self.add_chunk(client, blob, plain=True)
+        self.finish(client)
 
-    @staticmethod
-    def _fold(
-        adapter: HEAdapter, total: list[EncryptedVector] | None, vectors: list[EncryptedVector], weight: float
-    ) -> list[EncryptedVector]:
-        weighted = [adapter.multiply_plain(v, weight) for v in vectors]
-        if total is None:
-            return weighted
-        if len(total) != len(weighted):
-            raise PartyError(f"an update of {len(weighted)} vectors, others {len(total)}", "use one packing per run")
-        return [adapter.add(a, b) for a, b in zip(total, weighted, strict=True)]
-
-    def blobs(self) -> tuple[tuple[bytes, ...], int]:
-        """(ciphertext sums then plaintext sums, serialized; the number of plaintext sums)."""
+    def _complete(self) -> None:
         missing = set(self.weights) - self.added
-        if self._cipher is None or self._plain is None or missing:
+        if self._counts is None or missing:
             raise PartyError(
                 f"no update from client(s) {sorted(missing)}" if missing else "no updates to aggregate",
                 "select at least one client per round",
             )
-        encrypted = [self.adapter.serialize(e) for e in self._cipher]
-        plain = [PLAIN.serialize(e) for e in self._plain]
-        return tuple(encrypted + plain), len(plain)
+
+    def stream(self) -> Iterator[SumChunk]:
+        """The weighted sum, chunk by chunk (ciphertext part, then plaintext part), each released once handed out."""
+        self._complete()
+        yield from self._cipher.chunks(plain=False)
+        yield from self._plain.chunks(plain=True)
+
+    def blobs(self) -> tuple[tuple[bytes, ...], int]:
+        """(ciphertext sums then plaintext sums, serialized; the number of plaintext sums)."""
+        chunks = list(self.stream())
+        return tuple(c.blob for c in chunks), sum(c.plain for c in chunks)

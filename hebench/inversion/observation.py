@@ -17,6 +17,10 @@ and the attacker is one of:
 
 ``mask-aware`` and ``fedml-he-zeros`` carry the same tensors and differ only in
 the loss mask.
+
+Non-weight state: an update carries the parameters only (:mod:`hebench.models.shared`); BatchNorm's
+running statistics and counters stay with each client, so no view holds them (:data:`SEES_LOCAL_STATE`),
+and a flat mask indexes the parameters alone.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from hebench.inversion.local_update import LocalTraining
+from hebench.models.shared import shared_tensors
 from hebench.suite import DPSpec
 
 Attacker = Literal["mask-aware", "fedml-he-zeros", "fedml-he-noise"]
 ATTACKERS: tuple[str, ...] = ("mask-aware", "fedml-he-zeros", "fedml-he-noise")
+SEES_LOCAL_STATE = False  # the aggregator never receives buffers (BatchNorm statistics): kept by each client
 
 
 @dataclass(frozen=True)
@@ -113,15 +119,13 @@ def victim_update(
 
 
 def parameter_masks(model: nn.Module, flat_mask: np.ndarray) -> tuple[torch.Tensor, ...]:
-    """Split a mask over the flat update (state_dict order) into one mask per parameter."""
-    params = dict(model.named_parameters())
-    out, offset = {}, 0
-    for name, tensor in model.state_dict().items():
+    """Split a mask over the flat update (parameter order: buffers are not in it) into one mask per parameter."""
+    out, offset = [], 0
+    for _, tensor in shared_tensors(model):
         n = tensor.numel()
-        if name in params:
-            out[name] = torch.as_tensor(np.asarray(flat_mask[offset : offset + n], dtype=bool)).reshape(tensor.shape)
+        out.append(torch.as_tensor(np.asarray(flat_mask[offset : offset + n], dtype=bool)).reshape(tensor.shape))
         offset += n
-    return tuple(out[name] for name in params)
+    return tuple(out)
 
 
 def _fill(g: torch.Tensor, visible: torch.Tensor, gen: torch.Generator) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""Models: FedML's CNN_DropOut (FEMNIST), DLG's sigmoid LeNet, an MLP, ResNet-18."""
+"""Models: FedML's CNN_DropOut (FEMNIST), DLG's sigmoid LeNet, an MLP, ResNet-18/50, ViT-Small, BERT-base."""
 
 from hebench.models.registry import build_model, parameter_count
 

@@ -37,11 +37,36 @@ def _resnet18(shape: Shape, classes: int, hidden: int) -> nn.Module:
     return ResNet18(classes, shape[0])
 
 
+def _resnet50(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.resnet import ResNet50
+
+    return ResNet50(classes, shape[0])
+
+
+def _vit_small(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.vit import ViTSmall
+
+    if shape[1] != shape[2]:
+        raise ParameterError(f"vit_small needs square images, got {shape}", "use a dataset of square images")
+    return ViTSmall(classes, shape[0], shape[1])
+
+
+def _bert_base(shape: Shape, classes: int, hidden: int) -> nn.Module:
+    from hebench.models.bert import BertEncoder
+
+    if shape[:2] != (1, 1):
+        raise ParameterError(f"bert_base reads token ids of shape (1, 1, length), got {shape}", "use data: tokens")
+    return BertEncoder(classes, shape[2])
+
+
 BUILDERS: dict[str, Callable[[Shape, int, int], nn.Module]] = {
     "cnn_dropout": _cnn_dropout,
     "lenet": _lenet,
     "mlp": _mlp,
     "resnet18": _resnet18,
+    "resnet50": _resnet50,
+    "vit_small": _vit_small,
+    "bert_base": _bert_base,
 }
 
 

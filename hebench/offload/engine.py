@@ -29,16 +29,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import HebenchError, PartyError
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.streams import AGGREGATE_CHUNKS
 from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
 from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, served_host
 from hebench.net.limits import HANDSHAKE_S
 from hebench.net.transport import Channel, Message, connect
 from hebench.offload.service import ServiceSession
-from hebench.selective.split import parts_of
 
 log = logging.getLogger("hebench.engine")
 
@@ -231,25 +232,23 @@ class Session:
     REPLIES: ClassVar[dict[str, tuple[str, str]]] = {"train": ("aggregate", "result"), "map": ("map_sum", "map_result")}
 
     def _round(self, msg: Message) -> None:
-        """A training round ("train") or the mask agreement ("map"): relay, encrypt, decrypt."""
+        """A training round ("train") or the mask agreement ("map"): relay, encrypt, decrypt.
+
+        A round this client does not train in starts with the aggregate itself (its first chunk).
+        """
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = (self.host.bytes_sent, self.host.bytes_received, self.agg.bytes_sent, self.agg.bytes_received)
         with self.meter.phase("keys"):
             adapter = self.keys.get(epoch)
-        expect, result_kind = self.REPLIES.get(msg.kind, ("aggregate", "result"))
+        stage = msg.kind if msg.kind in self.REPLIES else ("map" if r < 0 else "train")
+        expect, result_kind = self.REPLIES[stage]
         if msg.kind in self.REPLIES:
             self.host.send(Message(msg.kind, {"round": r, "epoch": epoch}))
-            self._stream_update(adapter, r)
+            pre = PreWeight.from_json(msg.meta["pre"]) if msg.meta.get("pre") else None
+            self._stream_update(adapter, r, pre)
             with self.meter.phase("wait"):
-                msg = self.agg.recv(expect)
-        if msg.kind != expect:
-            raise PartyError(f"expected '{expect}' from the aggregator, got '{msg.kind}'", "protocol mismatch")
-        cipher, plain = parts_of(msg.parts, int(msg.meta.get("plain_parts", 0)))
-        with self.meter.phase("deserialize"):
-            encs = [adapter.deserialize(p) for p in cipher]
-        with self.meter.phase("decrypt"):
-            decrypted = [adapter.decrypt(e) for e in encs]
-            vector = (np.concatenate(decrypted) if decrypted else np.empty(0)).astype("<f4")
+                msg = self.agg.recv()
+        last = self._relay_aggregate(adapter, msg, expect, r, epoch)
         report = {
             "cores": sorted(os.sched_getaffinity(0)),
             "host_bytes_sent": self.host.bytes_sent - before[0],
@@ -258,12 +257,40 @@ class Session:
             "aggregator_bytes_received": self.agg.bytes_received - before[3],
             **self.meter.take(),
         }
-        meta = {"round": r, "epoch": epoch, "weights": msg.meta["weights"], "engine": report, "plain_parts": len(plain)}
-        self.host.send(Message(result_kind, meta, (vector.tobytes(), *plain)))  # plaintext parts pass through
+        meta = {"round": r, "epoch": epoch, "weights": last.meta["weights"], "engine": report, "plain_parts": 0}
+        self.host.send(Message(result_kind, meta))
         self.host.recv("ack")
         self.agg.send(Message("ack", {"round": r}))
 
-    def _stream_update(self, adapter: Any, r: int) -> None:
+    def _relay_aggregate(self, adapter: Any, msg: Message, expect: str, r: int, epoch: int) -> Message:
+        """Decrypt the aggregate chunk by chunk, each to the host as it is done (plaintext chunks pass through);
+        returns the aggregate's end message."""
+        head = {"round": r, "epoch": epoch}
+        while msg.kind in AGGREGATE_CHUNKS:
+            if msg.kind == "aggregate_plain":  # selective: the plaintext sums pass through
+                with self.meter.phase("send"):
+                    self.host.send(Message("result_plain", {**head, **_place(msg)}, msg.parts))
+            else:
+                self._decrypt_to_host(adapter, msg.parts[0], {**head, **_place(msg)})
+            with self.meter.phase("wait"):
+                msg = self.agg.recv()
+        if msg.kind != expect or msg.parts:
+            raise PartyError(
+                f"expected the streamed '{expect}' from the aggregator, got '{msg.kind}' with {len(msg.parts)} parts",
+                "protocol mismatch: same hebench on the engine and the aggregator?",
+            )
+        return msg
+
+    def _decrypt_to_host(self, adapter: Any, blob: bytes, meta: dict[str, Any]) -> None:
+        with self.meter.phase("deserialize"):
+            enc = adapter.deserialize(blob)
+        with self.meter.phase("decrypt"):
+            values = adapter.decrypt(enc).astype("<f4")
+        del enc
+        with self.meter.phase("send"):
+            self.host.send(Message("result_chunk", meta, (values.tobytes(),)))
+
+    def _stream_update(self, adapter: Any, r: int, pre: PreWeight | None = None) -> None:
         """Encrypt chunks as they arrive; a sender thread forwards the previous chunk meanwhile."""
         outbox: queue.Queue[Message | None] = queue.Queue(maxsize=4)
         failure: list[BaseException] = []
@@ -283,7 +310,7 @@ class Session:
 
         def forward(values: np.ndarray) -> None:
             with self.meter.phase("encrypt"):
-                enc = adapter.encrypt(values)
+                enc = adapter.encrypt(values, pre)
             with self.meter.phase("serialize"):
                 blob = adapter.serialize(enc)
             with self.meter.phase("send"):
@@ -317,6 +344,11 @@ class Session:
 
 def _address(peer: Any) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "a peer"
+
+
+def _place(msg: Message) -> dict[str, int]:
+    """Where an aggregate chunk goes: its offset into its part, and the part's length."""
+    return {"offset": int(msg.meta["offset"]), "values": int(msg.meta["values"])}
 
 
 def serve(config: EngineConfig, ready: Any = None, on_error: Callable[[str], None] | None = None) -> None:

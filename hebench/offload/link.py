@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from hebench.fl.chunks import chunks_of
 from hebench.fl.link import Link, Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.streams import RESULT_CHUNKS, read_aggregate
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
 from hebench.net.shaping.scope import mark_on_device
 from hebench.net.stream import dial
@@ -38,7 +40,10 @@ def engine_names(index: int) -> tuple[str, ...]:
 
 
 class EngineLink(Link):
+    """Plaintext chunks to the engine and back: the engine streams the decrypted aggregate in as it decrypts it."""
+
     reply_kinds = {"train": "result", "map": "map_result"}  # noqa: RUF012 - read only
+    chunk_kinds = RESULT_CHUNKS
 
     def __init__(self, engine: Channel, chunk_values: int) -> None:
         self.channel, self.chunk_values = engine, chunk_values
@@ -48,21 +53,20 @@ class EngineLink(Link):
     ) -> None:
         """Plaintext to the engine: chunks to encrypt, then (selective) the part to pass through."""
         r = int(meta["round"])
-        values = np.concatenate(encrypted) if encrypted else np.empty(0, np.float32)
         with meter.phase("send"):
-            for start in range(0, len(values), self.chunk_values):
-                chunk = values[start : start + self.chunk_values].astype("<f4").tobytes()
-                self.channel.send(Message("update_chunk", {"round": r}, (chunk,)))
+            for values in chunks_of(encrypted, self.chunk_values):
+                self.channel.send(Message("update_chunk", {"round": r}, (values.astype("<f4").tobytes(),)))
             if plain is not None:
-                self.channel.send(Message("plain_part", {"round": r}, (PLAIN.serialize(PLAIN.encrypt(plain)),)))
+                for values in chunks_of([plain], self.chunk_values):
+                    self.channel.send(Message("plain_part", {"round": r}, (PLAIN.serialize(PLAIN.encrypt(values)),)))
             self.channel.send(Message("update_end", {"round": r, "samples": int(meta["samples"])}))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        with meter.phase("receive"):
-            encrypted = np.frombuffer(msg.parts[0], dtype="<f4")
-            plain = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in msg.parts[1:]]
-        clear = np.concatenate(plain) if plain else np.empty(0, np.float32)
-        return Opened(encrypted, clear, msg.meta.get("weights", {}), EngineReport.from_json(msg.meta["engine"]))
+        def values(blob: bytes) -> np.ndarray:
+            return np.frombuffer(blob, dtype="<f4")
+
+        encrypted, clear, last = read_aggregate(self.channel, msg, self.end_of(msg), self.chunk_kinds, values, meter)
+        return Opened(encrypted, clear, last.meta.get("weights", {}), EngineReport.from_json(last.meta["engine"]))
 
 
 def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:

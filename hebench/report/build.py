@@ -24,7 +24,7 @@ from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
 from hebench.report.network_figure import links_section
-from hebench.report.options import Option, options_for, steady_round_ratios
+from hebench.report.options import Option, options_for
 from hebench.report.pareto import Interval
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes

@@ -228,6 +228,8 @@ class PartyRoundRecord(Record, Measured):
     dp_sample_rate: float | None = None  # sample-level DP: the sampling rate q charged per step
     dp_steps: int | None = None  # sample-level DP: noisy steps charged so far (earlier attempts and runs included)
     dp_delta: float | None = None  # sample-level DP: the δ of dp_epsilon
+    clipped_values: int | None = None  # adapters with a range: this client's values saturated at ±clip this round
+    range_scale_max: float | None = None  # the largest per-tensor range scale this round (hebench.fl.value_range)
 
     @property
     def trained(self) -> bool:

@@ -1,4 +1,4 @@
-"""Masks over the flat update (state_dict order): ``True`` means encrypted.
+"""Masks over the flat update (parameter order, :mod:`hebench.fl.update`): ``True`` means encrypted.
 
 - ``sensitivity`` (FedML-HE): per-parameter |dL/dw| averaged over K local samples,
   computed per sample in one vectorised pass (torch.func.vmap over grad), never
@@ -22,16 +22,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from hebench.errors import ParameterError
+from hebench.models.shared import shared_tensors
 
 
 def _flat(model: nn.Module, per_param: dict[str, torch.Tensor]) -> np.ndarray:
-    """Concatenate per-parameter maps in state_dict order; buffers score 0 (never selected by score)."""
-    parts = []
-    for name, tensor in model.state_dict().items():
-        value = per_param.get(name)
-        parts.append(
-            (value if value is not None else torch.zeros_like(tensor, dtype=torch.float32)).reshape(-1).float()
-        )
+    """Concatenate per-parameter maps in update order (buffers stay local: they are not in the update)."""
+    parts = [per_param[name].detach().reshape(-1).float() for name, _ in shared_tensors(model)]
     return torch.cat(parts).numpy().astype(np.float64)
 
 
@@ -57,7 +53,7 @@ def magnitude_map(model: nn.Module) -> np.ndarray:
 
 
 def random_map(model: nn.Module, seed: int) -> np.ndarray:
-    n = sum(t.numel() for t in model.state_dict().values())
+    n = sum(p.numel() for _, p in shared_tensors(model))
     return np.random.default_rng(seed).random(n)
 
 
@@ -77,7 +73,7 @@ def layer_mask(model: nn.Module, patterns: tuple[str, ...]) -> np.ndarray:
                     f"layer pattern '{pattern}' matches no parameter", f"parameters: {', '.join(names)}"
                 )
             wanted |= matched
-    return np.concatenate([np.full(t.numel(), name in wanted) for name, t in model.state_dict().items()])
+    return np.concatenate([np.full(p.numel(), name in wanted) for name, p in shared_tensors(model)])
 
 
 def top_fraction(scores: np.ndarray, ratio: float) -> np.ndarray:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
@@ -74,7 +75,7 @@ def test_secret_sharing_runs_over_tls_with_its_share_holder_and_keeps_no_ca_key(
 def seen(run: Path, label: str) -> list:
     """The updates the aggregator received from client 0 in configuration ``label``."""
     path = RunFolder(run).transcript(label, "aggregator-from-client-0")
-    return [m for m in read_transcript(path) if m.kind == "update"]
+    return whole_updates(read_transcript(path))
 
 
 def vector(update) -> np.ndarray:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
@@ -67,7 +68,7 @@ def plain_updates(run: Path) -> dict[int, bytes]:
     folder = run / "transcripts" / "raw"
     found = {}
     for i in range(3):
-        (update,) = [m for m in read_transcript(folder / f"aggregator-from-client-{i}.bin") if m.kind == "update"]
+        (update,) = whole_updates(read_transcript(folder / f"aggregator-from-client-{i}.bin"))
         found[i] = update.parts[0]
     return found
 

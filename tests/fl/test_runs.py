@@ -9,6 +9,7 @@ import pytest
 
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
+from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.results.summary import summarize_run
@@ -104,8 +105,7 @@ def test_host_he_sends_only_ciphertext_updates(run, adapter):
     updates = [
         m
         for p in (run / "transcripts" / label).glob("aggregator-from-client-*.bin")
-        for m in read_transcript(p)
-        if m.kind == "update"
+        for m in whole_updates(read_transcript(p))
     ]
     assert len(updates) == 2 * 2  # 2 rounds x 2 clients per round
     for msg in updates:
@@ -117,8 +117,7 @@ def test_host_he_sends_only_ciphertext_updates(run, adapter):
 
 def test_raw_mode_does_send_plaintext(run):
     """The scan above can fail: in raw mode the same check finds plain updates."""
-    msgs = [m for p in (run / "transcripts" / "raw").glob("aggregator-from-client-*.bin") for m in read_transcript(p)]
-    headers = [
-        json.loads(p[8 : 8 + int.from_bytes(p[4:8], "big")]) for m in msgs if m.kind == "update" for p in m.parts
-    ]
+    folder = run / "transcripts" / "raw"
+    msgs = [m for p in folder.glob("aggregator-from-client-*.bin") for m in whole_updates(read_transcript(p))]
+    headers = [json.loads(p[8 : 8 + int.from_bytes(p[4:8], "big")]) for m in msgs for p in m.parts]
     assert headers and all(h["adapter"] == "plain" for h in headers)

@@ -40,3 +40,25 @@ def test_unknown_model_and_wrong_shape():
         build_model("vit", (1, 28, 28), 10)
     with pytest.raises(ParameterError, match="28x28"):
         build_model("cnn_dropout", (3, 32, 32), 10)
+
+
+def test_big_models_match_their_published_configurations():
+    assert parameter_count(build_model("resnet50", (3, 32, 32), 1000)) == 25_557_032  # torchvision's resnet50
+    assert parameter_count(build_model("vit_small", (3, 224, 224), 1000)) == 22_050_664  # timm's ViT-S/16
+    bert = build_model("bert_base", (1, 1, 32), 2)
+    assert parameter_count(bert) - parameter_count(bert.classifier) == 109_482_240  # bert-base-uncased + pooler
+
+
+def test_big_models_train_on_small_inputs():
+    from hebench.data.tokens import CLASSES, load_token_tensors
+
+    vit = build_model("vit_small", (3, 32, 32), 10)
+    assert vit(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+    x, y = load_token_tensors(samples=8)
+    assert x.shape == (8, 1, 1, 32) and int(y.max()) < CLASSES and bool((x[:, 0, 0, 0] == 101).all())
+    bert = build_model("bert_base", tuple(x.shape[1:]), CLASSES)
+    loss = torch.nn.functional.cross_entropy(bert(x), y)
+    loss.backward()
+    assert bert.embeddings.word_embeddings.weight.grad is not None
+    with pytest.raises(ParameterError, match="token ids"):
+        build_model("bert_base", (3, 32, 32), 10)

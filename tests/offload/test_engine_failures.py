@@ -194,7 +194,8 @@ def test_aggregate_under_another_key_is_a_clear_engine_error():
     guard.cancel()
     assert agg.recv("hello").meta["client"] == 0
     foreign = theirs.serialize(theirs.encrypt(np.ones(4)))
-    agg.send(Message("aggregate", {"round": 0, "epoch": 0, "weights": {}, "plain_parts": 0}, (foreign,)))
+    chunk = {"round": 0, "epoch": 0, "offset": 0, "values": 4}  # an aggregate streams in chunks (fl/streams.py)
+    agg.send(Message("aggregate_chunk", chunk, (foreign,)))
     with pytest.raises(PartyError, match="another key"):
         host.recv("result")
     server.close()

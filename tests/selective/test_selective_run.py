@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.results.summary import summarize_run
@@ -48,7 +49,7 @@ def test_clients_agree_on_one_mask_of_the_right_size(run):
 def test_wire_carries_masked_coordinates_encrypted_and_the_rest_in_plaintext(run):
     mask = np.load(run / "masks" / "host-he_tenseal-ckks_sel-sensitivity-0.2.npy")
     folder = run / "transcripts" / "host-he_tenseal-ckks_sel-sensitivity-0.2"
-    updates = [m for p in folder.glob("aggregator-from-client-*.bin") for m in read_transcript(p) if m.kind == "update"]
+    updates = [m for p in folder.glob("aggregator-from-client-*.bin") for m in whole_updates(read_transcript(p))]
     rounds = [m for m in updates if m.meta["round"] == 0]
     assert len(rounds) == 2
     for msg in rounds:

@@ -12,7 +12,7 @@ from hebench.suite import load_suite
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
-@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample", "protections", "scale"])
+@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample", "protections", "scale", "bigmodels"])
 def test_shipped_suite_validates(name):
     suite = load_suite(SUITES / f"{name}.yaml")
     assert suite.name == name and len(suite.digest()) == 64

@@ -1,0 +1,61 @@
+"""A compact update outside its clip: per-tensor scales from the global model, counted saturation, a share."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from hebench.errors import PrecisionError
+from hebench.fl.update import model_vector
+from hebench.fl.value_range import ValueRange
+from hebench.suite import Configuration
+from tests.conftest import INSTALLED
+
+
+def _model() -> torch.nn.Module:
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    with torch.no_grad():
+        model[0].weight.fill_(0.3)  # within clip / 2 = 0.5: scale 1
+        model[0].bias.fill_(-0.9)  # needs 1.8: scale 2
+        model[1].weight.fill_(1.0)  # needs 2: scale 2 (a BatchNorm weight starts at 1.0)
+        model[1].bias.fill_(3.1)  # needs 6.2: scale 8
+    return model
+
+
+def test_scales_are_the_smallest_powers_of_two_that_leave_each_tensor_room_to_double():
+    fit = ValueRange(clip=1.0, max_clipped=0.0).fit(_model())
+    assert fit.scales == [1.0, 2.0, 2.0, 8.0] and fit.largest == 8.0
+
+
+def test_scaling_is_exact_and_undone_after_decryption():
+    model = _model()
+    fit = ValueRange(clip=1.0, max_clipped=0.0).fit(model)
+    vector = model_vector(model) * np.float32(1.7)  # trained: every tensor grew by 70 %
+    scaled = fit.scaled(vector)
+    assert scaled is not vector and np.abs(scaled).max() <= 1.0  # within the clip: nothing saturates
+    fit.restore(scaled)
+    np.testing.assert_array_equal(scaled, vector)  # powers of two: bit for bit
+
+
+def test_values_still_beyond_the_clip_saturate_counted_and_above_the_share_fail():
+    fit = ValueRange(clip=1.0, max_clipped=0.25).fit(_model())
+    values = np.array([0.5, -1.5, 0.2, 0.1, 2.0, -0.3, 0.0, 0.9], dtype=np.float32)  # 2 of 8 beyond
+    clipped, count = fit.saturate(values)
+    assert count == 2
+    np.testing.assert_array_equal(clipped, np.float32([0.5, -1.0, 0.2, 0.1, 1.0, -0.3, 0.0, 0.9]))
+    assert values[1] == -1.5  # the caller's array is untouched (it may be the oracle's copy)
+    inside = np.zeros(3, dtype=np.float32)
+    same, none = fit.saturate(inside)
+    assert none == 0 and same is inside
+    strict = ValueRange(clip=1.0, max_clipped=0.2).fit(_model())
+    with pytest.raises(PrecisionError, match=r"2 of 8 values .* above the 0\.2 share"):
+        strict.saturate(values)
+
+
+@pytest.mark.skipif("seal-bfv" not in INSTALLED, reason="TenSEAL not installed")
+def test_compact_adapters_have_a_range_and_ckks_or_fixed_point_ones_keep_theirs():
+    assert ValueRange.of(Configuration(mode="host-he", adapter="seal-bfv")) == ValueRange(1.0, 1e-4)
+    assert ValueRange.of(Configuration(mode="host-he", adapter="seal-ckks", params={"clip": 2.0, "max_clipped": 0}))
+    assert ValueRange.of(Configuration(mode="host-he", adapter="tenseal-ckks")) is None
+    assert ValueRange.of(Configuration(mode="raw")) is None
