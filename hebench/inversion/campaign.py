@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from hebench.errors import ParameterError
-from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize
+from hebench.inversion.conduits import Protocol
+from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.modes import AttackerView
+from hebench.modes.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
 from hebench.results.run_folder import safe_label
-from hebench.suite import Configuration, SelectiveSpec, Suite, parse_suite
+from hebench.suite import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
 
 # Which published setting each attacker corresponds to (shown beside the figures).
 ATTACKER_NOTES = {
@@ -29,13 +31,10 @@ ATTACKER_NOTES = {
 
 
 def view_of(config: Configuration) -> tuple[str, SelectiveSpec | None]:
-    """The attack view of a configuration's aggregator: a sum is a plain update of several clients
-    (:func:`clients_seen` says how many); one aggregator's shares are as unusable as ciphertext."""
-    if config.spec.attacker_view in (AttackerView.FULL_UPDATE, AttackerView.SUM):
-        return "raw", None
-    if config.selective is not None:
-        return "selective", config.selective
-    return "he", None
+    """The attack view of a configuration's honest-but-curious aggregator (its mode's threat rules): a sum is a
+    plain update of several clients (:func:`clients_seen` says how many); one aggregator's shares are as
+    unusable as ciphertext."""
+    return threat_view(config, ThreatSpec().outcome(config, 2))
 
 
 def clients_seen(suite: Suite, config: Configuration, threat_clients: int) -> int:
@@ -44,6 +43,70 @@ def clients_seen(suite: Suite, config: Configuration, threat_clients: int) -> in
         return threat_clients
     per_round = suite.training.clients_per_round or suite.data.clients
     return max(threat_clients, per_round if isinstance(per_round, int) else threat_clients)
+
+
+def threat_view(config: Configuration, outcome: Outcome) -> tuple[str, SelectiveSpec | None]:
+    """The attack view of what an adversary obtains: a plain update (its own, a victim's or a sum), the plaintext
+    part of a selective update, or nothing usable."""
+    if outcome.obtains in (Obtains.EVERY_UPDATE, Obtains.VICTIM, Obtains.SUM):
+        return "raw", None
+    if outcome.obtains is Obtains.VISIBLE:
+        return "selective", config.selective
+    return "he", None
+
+
+def threat_plan(suite: Suite, config: Configuration, threat: ThreatSpec, outcome: Outcome) -> dict[str, Any]:
+    """A plan's threat fields: who attacks, what it obtains (with the evidence), how many clients' updates are in
+    it, and the real protocol path (conduit) it is obtained through where hebench has one."""
+    per_round = suite.training.clients_per_round or suite.data.clients
+    round_clients = per_round if isinstance(per_round, int) else 1
+    obtains, adversary, mode = outcome.obtains, outcome.adversary, config.mode
+    clients = threat.clients
+    if obtains is Obtains.SUM:
+        clients = max(threat.clients, outcome.clients)
+    elif obtains is Obtains.VICTIM:
+        clients = 1
+    conduit = None
+    if obtains is Obtains.EVERY_UPDATE and mode in HE_MODES and adversary in KEY_READERS:
+        conduit = "he-key"
+    elif obtains is Obtains.EVERY_UPDATE and adversary is Adversary.SHARE_HOLDERS:
+        conduit = "shares"
+    elif mode == "secagg" and adversary in (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS):
+        conduit = "secagg"
+    elif mode == "secagg" and outcome.strategy is Strategy.MODEL_INCONSISTENCY:
+        conduit = "secagg-inconsistency"
+    protocol = Protocol(mode, config.adapter, config.params).dumps() if conduit else None
+    return {
+        "clients": clients,
+        "adversary": adversary.value,
+        "k": outcome.k,
+        "strategy": outcome.strategy.value if outcome.strategy else None,
+        "obtains": obtains.value,
+        "evidence": outcome.evidence,
+        "config": config.label,
+        "conduit": conduit,
+        "protocol": protocol,
+        "round_clients": round_clients if conduit in ("secagg", "secagg-inconsistency") else 0,
+        **({"attack": "imprint"} if outcome.strategy is Strategy.TRAP_WEIGHTS else {}),
+    }
+
+
+HE_MODES = ("host-he", "offload", "decryptor-he")
+KEY_READERS = (Adversary.COLLUDING_CLIENTS, Adversary.KEY_HOLDER, Adversary.OBSERVER)  # hold or read the secret set
+WHO = {
+    Adversary.COLLUDING_CLIENTS: "collude-{k}",
+    Adversary.KEY_HOLDER: "key-holder",
+    Adversary.SHARE_HOLDERS: "holders-{k}",
+    Adversary.MALICIOUS: "malicious-{strategy}",
+    Adversary.OBSERVER: "observer",
+}
+
+
+def _who(outcome: Outcome) -> str:
+    """The plan label's part naming the adversary (none for today's honest-but-curious aggregator)."""
+    form = WHO.get(outcome.adversary)
+    strategy = outcome.strategy.value if outcome.strategy else ""
+    return "" if form is None else "/" + form.format(k=outcome.k, strategy=strategy)
 
 
 def _suffix(spec: Any, attacker: str, source: str, mask: str | None, batch: int, threat: Any) -> str:
@@ -67,6 +130,8 @@ def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[st
     if spec is None:
         return []
     plans = []
+    clients = suite.training.clients_per_round or suite.data.clients
+    per_round = clients if isinstance(clients, int) else 1
     for batch in spec.batch_sizes or (spec.batch_size,):
         for threat in spec.threats:
             common = {
@@ -94,10 +159,14 @@ def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[st
                         continue
                     if configurations is not None and config.label not in configurations:
                         continue
-                    view, selective = view_of(config)
-                    seen = {**common, "clients": clients_seen(suite, config, threat.clients)}
+                    try:
+                        outcome = threat.outcome(config, per_round)
+                    except NotDefined:  # this mode has no such adversary (checked when the suite was read)
+                        continue
+                    view, selective = threat_view(config, outcome)
+                    seen = {**common, **threat_plan(suite, config, threat, outcome)}
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):
-                        name = config.label + _suffix(spec, attacker, "local", None, batch, threat)
+                        name = config.label + _suffix(spec, attacker, "local", None, batch, threat) + _who(outcome)
                         plans.append(
                             AttackPlan(
                                 view=view, selective=selective, label=name, attacker=attacker, dp=config.dp, **seen
@@ -211,6 +280,8 @@ def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | Non
         "local_lr": plan.local_lr if plan.local_steps else None,
         "clients": plan.clients,
         "dp": plan.dp.model_dump(mode="json") if plan.dp else None,
+        **threat_fields(plan),
+        "detected": next((r["detected"] for r in records if r.get("detected")), None),
         "label_source": labels[0] if len(labels) == 1 else labels,
         "wall_s": wall_s,
         "grid": str(grid) if grid else None,

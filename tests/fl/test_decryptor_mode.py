@@ -60,9 +60,7 @@ def test_decryptor_he_trains_the_same_model_as_host_he(run):
     assert ours.rounds_done == host.rounds_done == 2
     assert ours.accuracy == pytest.approx(host.accuracy, abs=0.02)
     assert ours.max_abs_error < 1e-4
-    decryptor = [
-        r for r in read_records(run / "results.jsonl").records if getattr(r, "role", None) == "aggregator-1"
-    ]
+    decryptor = [r for r in read_records(run / "results.jsonl").records if getattr(r, "role", None) == "aggregator-1"]
     assert [r.round for r in decryptor if r.kind == "party_round"] == [0, 1]  # one aggregate a round
     assert all("decrypt" in r.phases for r in decryptor if r.kind == "party_round")
 
