@@ -13,6 +13,7 @@ from typing import Any
 from hebench.errors import ParameterError
 from hebench.inversion.conduits import Protocol
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
+from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.modes import AttackerView
 from hebench.modes.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
@@ -282,11 +283,25 @@ def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | Non
         "dp": plan.dp.model_dump(mode="json") if plan.dp else None,
         **threat_fields(plan),
         "detected": next((r["detected"] for r in records if r.get("detected")), None),
+        "dp_bound": dp_bound_of(plan, records) if plan.dp is not None and not plan.dry_run else None,
         "label_source": labels[0] if len(labels) == 1 else labels,
         "wall_s": wall_s,
         "grid": str(grid) if grid else None,
         "scores": summarize([public(r) for r in records], plan.success_ssim),
     }
+
+
+def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reconstruction bound the plan's DP noise implies (:mod:`hebench.inversion.dp_bound`), with the
+    measured success set beside it."""
+    from hebench.data.registry import load_federated
+    from hebench.inversion.dp_bound import bound_for, verdict
+
+    assert plan.dp is not None
+    public = load_federated(plan.data, plan.seed).test_x.numpy()
+    bound = bound_for(plan.dp, plan.local_steps or 1, plan.clients, public, plan.success_ssim)
+    success = summarize([public_record(r) for r in records], plan.success_ssim).get("success") or {"k": 0, "n": 0}
+    return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"]))}
 
 
 def run_campaign(
