@@ -243,17 +243,33 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
 
 
 def _same_attack(plan: AttackPlan) -> AttackPlan:
-    """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter."""
+    """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter;
+    who the adversary is doesn't either once what it obtains is fixed (the same view, through the same conduit:
+    k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency)."""
+    protocol = plan.protocol
+    if plan.conduit == "secagg" and protocol is not None:  # the model check does not change an honest round's sum
+        p = Protocol.of(protocol)
+        protocol = Protocol(p.mode, p.adapter, {k: v for k, v in p.params.items() if k != "model_check"}).dumps()
+    keyed = replace(
+        plan,
+        label="",
+        protocol=protocol,
+        adversary="",
+        obtains=None,
+        evidence=None,
+        config=None,
+        k=plan.k if plan.conduit in ("shares", "secagg") else 0,
+        strategy=plan.strategy if plan.conduit == "secagg-inconsistency" else None,
+    )
     sel = plan.selective
     if plan.view == "selective" and sel is not None and sel.mask != "layers" and sel.ratio in (0.0, 1.0):
         return replace(
-            plan,
-            label="",
+            keyed,
             selective=SelectiveSpec(mask="random", ratio=sel.ratio),
             attacker="mask-aware",
             mask_source="local",
         )
-    return replace(plan, label="")
+    return keyed
 
 
 def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | None, wall_s: float) -> dict[str, Any]:
@@ -304,6 +320,21 @@ def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, An
     return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"]))}
 
 
+def check_malicious_models(plans: list[AttackPlan]) -> None:
+    """Before any work: every model a malicious aggregator must craft can be crafted (model inconsistency switches
+    the non-victims' model off with weights alone; :func:`~hebench.inversion.inconsistency.dead_model` says
+    which layer would still learn, and the fix)."""
+    import torch
+
+    from hebench.data.registry import load_federated
+    from hebench.inversion.evaluate import init_model
+    from hebench.inversion.inconsistency import dead_model
+
+    for model, data, seed in {(p.model, p.data, p.seed) for p in plans if p.conduit == "secagg-inconsistency"}:
+        shape = load_federated(data, seed).input_shape
+        dead_model(init_model(model, shape, 10, seed), torch.rand(2, *shape))
+
+
 def run_campaign(
     plans: list[AttackPlan],
     writer: ResultWriter,
@@ -316,6 +347,7 @@ def run_campaign(
     Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once.
     An ``attack_campaign`` record closes the campaign with its duration, workers and device.
     """
+    check_malicious_models(plans)
     start = time.perf_counter()
     summaries = []
     done: dict[AttackPlan, list[dict[str, Any]]] = {}
@@ -325,7 +357,7 @@ def run_campaign(
         t0 = time.perf_counter()
         key = _same_attack(plan)
         if key in done:
-            records = [{**r, "plan": plan.name, "reused": True} for r in done[key]]
+            records = [{**r, "plan": plan.name, "reused": True, **threat_fields(plan)} for r in done[key]]
             for rec in records:
                 if on_result:
                     on_result(plan, rec)
