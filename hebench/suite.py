@@ -19,6 +19,7 @@ from hebench.errors import HebenchError, SuiteError
 from hebench.links.profiles import get_profile
 from hebench.modes import ModeSpec, get_mode, mode_names
 from hebench.modes.params import ModeParams
+from hebench.modes.threats import Adversary, NotDefined, Outcome, Strategy
 from hebench.results.steady import warmup_rounds
 
 AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
@@ -420,12 +421,52 @@ class OffloadSpec(_Frozen):
 
 
 class ThreatSpec(_Frozen):
-    """What a victim uploads: one gradient (DLG), or its update after E local SGD steps; alone or averaged."""
+    """Who attacks, and what a victim uploads: one gradient (DLG), or its update after E local SGD steps; alone
+    or averaged. ``adversary`` (default: the honest-but-curious aggregator) and its ``k`` colluders or malicious
+    ``strategy`` are resolved per configuration by its mode's threat rules (:mod:`hebench.modes.threats`)."""
 
     local_steps: int | None = Field(None, ge=1)  # None: one gradient; E: the update after E steps (lr known)
     local_lr: float = Field(0.1, gt=0)
     local_batch: int | None = Field(None, ge=1)  # local mini-batch (None: the whole batch each step)
     clients: int = Field(1, ge=1)  # the attacker sees the FedAvg mean of this many clients' uploads
+    adversary: Literal[
+        "aggregator", "colluding-clients", "key-holder", "share-holders", "malicious-aggregator", "observer"
+    ] = "aggregator"
+    k: int | None = Field(None, ge=1)  # colluding clients or share holders (colluding-clients: 1 when not given)
+    strategy: Literal["model-inconsistency", "trap-weights", "dropout-lie"] | None = None  # malicious-aggregator
+
+    @model_validator(mode="after")
+    def _adversary_takes(self) -> ThreatSpec:
+        takes_k = self.adversary in ("colluding-clients", "share-holders")
+        if self.k is not None and not takes_k:
+            raise ValueError(f"k counts colluders of colluding-clients or share-holders, not of {self.adversary}")
+        if self.adversary == "share-holders" and self.k is None:
+            raise ValueError("share-holders needs k, how many of the K share holders collude: set k")
+        if (self.strategy is None) == (self.adversary == "malicious-aggregator"):
+            raise ValueError(
+                "malicious-aggregator needs a strategy (model-inconsistency, trap-weights or dropout-lie)"
+                if self.strategy is None
+                else f"strategy is how a malicious-aggregator deviates; adversary {self.adversary} has none"
+            )
+        return self
+
+    @property
+    def colluders(self) -> int:
+        return self.k if self.k is not None else (1 if self.adversary == "colluding-clients" else 0)
+
+    def outcome(self, config: Configuration, clients_per_round: int) -> Outcome:
+        """What this adversary obtains from ``config`` (``ValueError`` with the fix where it does not apply)."""
+        params = config.mode_params
+        holders = 1 + params.extra_aggregators if params is not None else 0
+        return config.spec.outcome(
+            Adversary(self.adversary),
+            k=self.colluders,
+            strategy=Strategy(self.strategy) if self.strategy else None,
+            tls=config.transport == "tls",
+            selective=config.selective is not None,
+            clients=clients_per_round,
+            holders=holders,
+        )
 
 
 class PrivacySpec(_Frozen):
@@ -543,6 +584,7 @@ class Suite(_Frozen):
                         config.mode_params.check_clients(per_round)
                     except ValueError as err:
                         raise ValueError(f"configurations.{i}.params: {err}") from None
+        self._check_threats()
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
@@ -551,6 +593,25 @@ class Suite(_Frozen):
                 "params, packing and selective settings); give each a distinct name: field"
             )
         return self
+
+    def _check_threats(self) -> None:
+        """Each threat model fits every configuration whose mode defines it, and at least one defines it."""
+        if self.privacy is None or not self.privacy.against_configurations or self.data.clients == "all":
+            return
+        per_round = self.training.clients_per_round or self.data.clients
+        attacked = [(i, c) for i, c in enumerate(self.configurations) if c.tee is None]
+        for t, threat in enumerate(self.privacy.threats):
+            undefined = []
+            for i, config in attacked:
+                try:
+                    threat.outcome(config, per_round)
+                except NotDefined as err:
+                    undefined.append(f"configurations.{i} ({config.label}): {err}")
+                except ValueError as err:
+                    where = f"privacy.threats.{t} against configurations.{i} ({config.label})"
+                    raise ValueError(f"{where}: {err}") from None
+            if attacked and len(undefined) == len(attacked):
+                raise ValueError(f"privacy.threats.{t}: no configuration defines it; {undefined[0]}")
 
     def with_clients(self, count: int) -> Suite:
         """This suite with ``data.clients: all`` resolved to the ``count`` clients the data holds (validated)."""

@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
@@ -122,6 +122,11 @@ def main() -> None:
 
         result = protections_scale()
         (args.out / "protections_scale.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "threat_defences" in only:
+        from hebench.bench.threat_defences import threat_defences
+
+        result = threat_defences()
+        (args.out / "threat_defences.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "startup" in only:
         from hebench.bench.startup import startup
 

@@ -211,3 +211,6 @@ def print_verdicts(
     options = options_for(rows, attacks, contended=contended(run, rows))  # unknown (no run record): not ranked
     console.print("what to choose (the report's verdicts; raw is the reference):")
     print_lines(console, "", "", [*choose(options), *defence_lines(attacks)], keys)
+    from hebench.cli.threats import print_threats
+
+    print_threats(console, rows, attacks, keys)

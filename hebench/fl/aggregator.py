@@ -99,6 +99,7 @@ class Aggregator:
         self.epoch: int | None = None
         self.adapter: HEAdapter | None = None
         self.pre_weights: dict[int, PreWeight] = {}  # this round's, when clients weigh before encryption
+        self.peers: dict[str, Channel] = {}  # the mode's helpers that dialled in, by role
 
     def adapter_for(self, round_index: int) -> tuple[int, HEAdapter]:
         """Public keys of the round's epoch, fetched from the key authority when it changes."""
@@ -234,9 +235,15 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
     ka.send(Message("hello", {"role": "aggregator"}))
     channels: dict[int, Channel] = {}
     samples: dict[int, int] = {}
-    for _ in range(ctx.suite.data.clients):
+    peers: dict[str, Channel] = {}  # helpers of the mode that dial in (decryptor-he's decryptor)
+    for _ in range(ctx.suite.data.clients + len(ctx.config.spec.aggregator_peers)):
         ch = accept(listener, "a client", ctx.timeout_s, None)
         hello = ch.recv("hello").meta
+        if hello.get("role") in ctx.config.spec.aggregator_peers:
+            ch.peer = str(hello["role"])
+            ch.record_to(ctx.transcript(f"aggregator-from-{ch.peer}"))
+            peers[ch.peer] = ch
+            continue
         index = int(hello["client"])
         samples[index] = int(hello["samples"])
         ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.spec.needs_engines else "")
@@ -244,6 +251,7 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
         channels[index] = ch
     listener.close()
     agg = Aggregator(ctx, ka, channels, records, samples)
+    agg.peers = peers
     agg.adapter_for(ctx.start_round)  # the first key generation is set-up, not part of round 0
     records.put(PartySetupRecord(config=ctx.config.label, role="aggregator", **agg.meter.measured()))
     if ctx.config.selective is not None and ctx.config.selective.needs_agreement:

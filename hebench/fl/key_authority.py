@@ -15,6 +15,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from hebench.fl.decryptor_keys import serve_decryptor_keys
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.modes import KeyHolders
@@ -76,7 +77,15 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
     assert creds.key_holder is not None and creds.public is not None
     holders_door = door(creds.key_holder, "key holders'", ctx, records)
     public_door = door(creds.public, "aggregator's", ctx, records)
-    control.send({"key_holder": holders_door.address, "public": public_door.address})
+    addresses = {"key_holder": holders_door.address, "public": public_door.address}
+    if ctx.config.spec.key_holders is KeyHolders.DECRYPTOR:  # its one key holder comes in at the engine door
+        assert creds.engine is not None
+        decryptor_door = door(creds.engine, "decryptor's", ctx, records)
+        control.send({**addresses, "decryptor": decryptor_door.address})
+        control.recv()
+        serve_decryptor_keys(ctx, holders_door, public_door, decryptor_door, records)
+        return
+    control.send(addresses)
     engines, tls_dir = control.recv()
     engine_channels = dial_engines(ctx, engines, tls_dir)
     holders = list(engine_channels)

@@ -41,8 +41,7 @@ class EpochKeys:
             secret, public = adapter.export_keys(secret=True), adapter.export_keys(secret=False)
         sent = sum(h.bytes_sent for h in self.pushed)
         with meter.phase("distribute"):
-            for holder in self.pushed:
-                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+            self._push(epoch, secret, public)
         self.records.put(
             KeygenRecord(
                 config=self.ctx.config.label,
@@ -57,3 +56,8 @@ class EpochKeys:
             )
         )
         return secret, public
+
+    def _push(self, epoch: int, secret: bytes, public: bytes) -> None:
+        """Hand the epoch's secret set to every holder that is pushed to (a mode may push more: decryptor-he)."""
+        for holder in self.pushed:
+            holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))

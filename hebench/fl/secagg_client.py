@@ -45,14 +45,22 @@ from hebench.fl.secagg_common import (
 from hebench.modes.params import SecAggParams
 from hebench.net.transport import Channel, Message
 
+DIGEST_BYTES = 32  # sha256 of the global model (params.model_check)
 PHASES = ("advertise_keys", "share_keys", "masked_upload", "unmask")  # the phases each party's records carry
 
 
 class SecAggClientRound:
     """One client in one round; ``run`` drives the four stages over ``channel``."""
 
-    def __init__(self, index: int, channel: Channel, params: SecAggParams, meter: PhaseMeter) -> None:
+    def __init__(
+        self, index: int, channel: Channel, params: SecAggParams, meter: PhaseMeter, model_digest: bytes = b""
+    ) -> None:
         self.index, self.channel, self.params, self.meter = index, channel, params, meter
+        self.model_digest = model_digest  # sha256 of the global model this client holds (params.model_check)
+        if params.model_check and len(model_digest) != DIGEST_BYTES:
+            raise PartyError(
+                f"secagg: client {index} has no digest of its global model to check", "the link must supply one"
+            )
         self.mask = MASK_GENERATORS[params.prg]
         self.declared_survivors: set[int] = set()  # every client the aggregator called a survivor this round
         self.declared_dropped: set[int] = set()  # ... or dropped
@@ -92,6 +100,7 @@ class SecAggClientRound:
             sealed = []
             for pos, j in enumerate(self.neighbours, start=1):
                 plain = share_keys_plaintext_concat(self.index, j, seed_shares[pos], key_shares[pos])
+                plain += self.model_digest if self.params.model_check else b""
                 sealed.append(encrypt(generate_shared_key(self.share_key, self.pk_share[j]), plain))
             self.channel.send(Message("sa_shares", {"to": self.neighbours}, tuple(sealed)))
         msg = self.channel.recv("sa_inbox")
@@ -101,13 +110,27 @@ class SecAggClientRound:
                 j = int(j)
                 if j not in self.pk_share:
                     raise PartyError(f"secagg: client {self.index} got shares from non-neighbour {j}", "relay bug")
-                src, dst, seed_share, key_share = share_keys_plaintext_separate(
-                    decrypt(generate_shared_key(self.share_key, self.pk_share[j]), blob)
-                )
+                plain = decrypt(generate_shared_key(self.share_key, self.pk_share[j]), blob)
+                if self.params.model_check:
+                    plain = self._check_model(j, plain)
+                src, dst, seed_share, key_share = share_keys_plaintext_separate(plain)
                 if (src, dst) != (j, self.index):
                     raise PartyError(f"secagg: a share from {j} is addressed {src}->{dst}", "the relay swapped shares")
                 self.held[j] = (seed_share, key_share)
                 self.masked_with.append(j)
+
+    def _check_model(self, neighbour: int, plain: bytes) -> bytes:
+        """The share plaintext without the neighbour's model digest, after checking it equals this client's own:
+        the digest travels sealed with the pairwise key, so the aggregator can neither read nor forge it."""
+        theirs, plain = plain[-DIGEST_BYTES:], plain[:-DIGEST_BYTES]
+        if theirs != self.model_digest:
+            raise PartyError(
+                f"secagg: client {self.index} and its neighbour {neighbour} hold different global models "
+                f"({self.model_digest.hex()[:12]} vs {theirs.hex()[:12]}): the aggregator sent clients different "
+                "models (model inconsistency); round aborted",
+                "do not trust this aggregator; every client must receive the same aggregate",
+            )
+        return plain
 
     def masked_upload(self, vector: np.ndarray) -> None:
         with self.meter.phase("masked_upload"):

@@ -5,29 +5,44 @@ The aggregate comes back as plaintext (the unmasked FedAvg), so opening it is th
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
 
-from hebench.fl.link import DirectLink, Link, direct_link
+from hebench.fl.link import DirectLink, Link, Opened, direct_link
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.secagg_client import SecAggClientRound
 from hebench.modes.params import SecAggParams
+from hebench.net.transport import Message
 
 
 class SecAggLink(DirectLink):
-    """Uploads by SecAgg+ masking with the other selected clients, relayed by the aggregator."""
+    """Uploads by SecAgg+ masking with the other selected clients, relayed by the aggregator.
 
-    def __init__(self, base: DirectLink, index: int, params: SecAggParams, samples: int) -> None:
+    With ``params.model_check`` the round carries a digest of the global model this client holds: that of
+    the last aggregate it opened (the model every client loads), or of the run's start before the first.
+    """
+
+    def __init__(self, base: DirectLink, index: int, params: SecAggParams, samples: int, start: bytes) -> None:
         super().__init__(base.channel, base.cipher)
         self.index, self.params, self.samples = index, params, samples
+        self.model_digest = hashlib.sha256(start).digest()
 
     def upload(
         self, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
     ) -> None:
         vector = np.concatenate(encrypted) if encrypted else np.empty(0, np.float32)
-        SecAggClientRound(self.index, self.channel, self.params, meter).run(vector, int(meta["samples"]), meta)
+        round_ = SecAggClientRound(self.index, self.channel, self.params, meter, self.model_digest)
+        round_.run(vector, int(meta["samples"]), meta)
+
+    def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
+        opened = super().open(msg, epoch, meter)
+        if self.params.model_check:
+            with meter.phase("model_check"):
+                self.model_digest = hashlib.sha256(np.asarray(opened.encrypted, "<f4").tobytes()).digest()
+        return opened
 
 
 def secagg_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:
@@ -35,4 +50,5 @@ def secagg_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
     assert isinstance(params, SecAggParams)
     base = direct_link(ctx, wiring, samples, meter)
     assert isinstance(base, DirectLink)
-    return SecAggLink(base, ctx.client_index, params, samples)
+    start = b"initial:%d" % ctx.suite.seed if ctx.initial is None else np.asarray(ctx.initial, "<f4").tobytes()
+    return SecAggLink(base, ctx.client_index, params, samples, start)

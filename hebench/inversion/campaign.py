@@ -11,14 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from hebench.errors import ParameterError
-from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize
+from hebench.inversion.conduits import Protocol
+from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
+from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.modes import AttackerView
+from hebench.modes.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
 from hebench.results.run_folder import safe_label
-from hebench.suite import Configuration, SelectiveSpec, Suite, parse_suite
+from hebench.suite import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
 
 # Which published setting each attacker corresponds to (shown beside the figures).
 ATTACKER_NOTES = {
@@ -29,13 +32,10 @@ ATTACKER_NOTES = {
 
 
 def view_of(config: Configuration) -> tuple[str, SelectiveSpec | None]:
-    """The attack view of a configuration's aggregator: a sum is a plain update of several clients
-    (:func:`clients_seen` says how many); one aggregator's shares are as unusable as ciphertext."""
-    if config.spec.attacker_view in (AttackerView.FULL_UPDATE, AttackerView.SUM):
-        return "raw", None
-    if config.selective is not None:
-        return "selective", config.selective
-    return "he", None
+    """The attack view of a configuration's honest-but-curious aggregator (its mode's threat rules): a sum is a
+    plain update of several clients (:func:`clients_seen` says how many); one aggregator's shares are as
+    unusable as ciphertext."""
+    return threat_view(config, ThreatSpec().outcome(config, 2))
 
 
 def clients_seen(suite: Suite, config: Configuration, threat_clients: int) -> int:
@@ -44,6 +44,70 @@ def clients_seen(suite: Suite, config: Configuration, threat_clients: int) -> in
         return threat_clients
     per_round = suite.training.clients_per_round or suite.data.clients
     return max(threat_clients, per_round if isinstance(per_round, int) else threat_clients)
+
+
+def threat_view(config: Configuration, outcome: Outcome) -> tuple[str, SelectiveSpec | None]:
+    """The attack view of what an adversary obtains: a plain update (its own, a victim's or a sum), the plaintext
+    part of a selective update, or nothing usable."""
+    if outcome.obtains in (Obtains.EVERY_UPDATE, Obtains.VICTIM, Obtains.SUM):
+        return "raw", None
+    if outcome.obtains is Obtains.VISIBLE:
+        return "selective", config.selective
+    return "he", None
+
+
+def threat_plan(suite: Suite, config: Configuration, threat: ThreatSpec, outcome: Outcome) -> dict[str, Any]:
+    """A plan's threat fields: who attacks, what it obtains (with the evidence), how many clients' updates are in
+    it, and the real protocol path (conduit) it is obtained through where hebench has one."""
+    per_round = suite.training.clients_per_round or suite.data.clients
+    round_clients = per_round if isinstance(per_round, int) else 1
+    obtains, adversary, mode = outcome.obtains, outcome.adversary, config.mode
+    clients = threat.clients
+    if obtains is Obtains.SUM:
+        clients = max(threat.clients, outcome.clients)
+    elif obtains is Obtains.VICTIM:
+        clients = 1
+    conduit = None
+    if obtains is Obtains.EVERY_UPDATE and mode in HE_MODES and adversary in KEY_READERS:
+        conduit = "he-key"
+    elif obtains is Obtains.EVERY_UPDATE and adversary is Adversary.SHARE_HOLDERS:
+        conduit = "shares"
+    elif mode == "secagg" and adversary in (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS):
+        conduit = "secagg"
+    elif mode == "secagg" and outcome.strategy is Strategy.MODEL_INCONSISTENCY:
+        conduit = "secagg-inconsistency"
+    protocol = Protocol(mode, config.adapter, config.params).dumps() if conduit else None
+    return {
+        "clients": clients,
+        "adversary": adversary.value,
+        "k": outcome.k,
+        "strategy": outcome.strategy.value if outcome.strategy else None,
+        "obtains": obtains.value,
+        "evidence": outcome.evidence,
+        "config": config.label,
+        "conduit": conduit,
+        "protocol": protocol,
+        "round_clients": round_clients if conduit in ("secagg", "secagg-inconsistency") else 0,
+        **({"attack": "imprint"} if outcome.strategy is Strategy.TRAP_WEIGHTS else {}),
+    }
+
+
+HE_MODES = ("host-he", "offload", "decryptor-he")
+KEY_READERS = (Adversary.COLLUDING_CLIENTS, Adversary.KEY_HOLDER, Adversary.OBSERVER)  # hold or read the secret set
+WHO = {
+    Adversary.COLLUDING_CLIENTS: "collude-{k}",
+    Adversary.KEY_HOLDER: "key-holder",
+    Adversary.SHARE_HOLDERS: "holders-{k}",
+    Adversary.MALICIOUS: "malicious-{strategy}",
+    Adversary.OBSERVER: "observer",
+}
+
+
+def _who(outcome: Outcome) -> str:
+    """The plan label's part naming the adversary (none for today's honest-but-curious aggregator)."""
+    form = WHO.get(outcome.adversary)
+    strategy = outcome.strategy.value if outcome.strategy else ""
+    return "" if form is None else "/" + form.format(k=outcome.k, strategy=strategy)
 
 
 def _suffix(spec: Any, attacker: str, source: str, mask: str | None, batch: int, threat: Any) -> str:
@@ -67,6 +131,8 @@ def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[st
     if spec is None:
         return []
     plans = []
+    clients = suite.training.clients_per_round or suite.data.clients
+    per_round = clients if isinstance(clients, int) else 1
     for batch in spec.batch_sizes or (spec.batch_size,):
         for threat in spec.threats:
             common = {
@@ -94,10 +160,14 @@ def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[st
                         continue
                     if configurations is not None and config.label not in configurations:
                         continue
-                    view, selective = view_of(config)
-                    seen = {**common, "clients": clients_seen(suite, config, threat.clients)}
+                    try:
+                        outcome = threat.outcome(config, per_round)
+                    except NotDefined:  # this mode has no such adversary (checked when the suite was read)
+                        continue
+                    view, selective = threat_view(config, outcome)
+                    seen = {**common, **threat_plan(suite, config, threat, outcome)}
                     for attacker in spec.attackers if view == "selective" else ("mask-aware",):
-                        name = config.label + _suffix(spec, attacker, "local", None, batch, threat)
+                        name = config.label + _suffix(spec, attacker, "local", None, batch, threat) + _who(outcome)
                         plans.append(
                             AttackPlan(
                                 view=view, selective=selective, label=name, attacker=attacker, dp=config.dp, **seen
@@ -173,17 +243,33 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
 
 
 def _same_attack(plan: AttackPlan) -> AttackPlan:
-    """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter."""
+    """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter;
+    who the adversary is doesn't either once what it obtains is fixed (the same view, through the same conduit:
+    k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency)."""
+    protocol = plan.protocol
+    if plan.conduit == "secagg" and protocol is not None:  # the model check does not change an honest round's sum
+        p = Protocol.of(protocol)
+        protocol = Protocol(p.mode, p.adapter, {k: v for k, v in p.params.items() if k != "model_check"}).dumps()
+    keyed = replace(
+        plan,
+        label="",
+        protocol=protocol,
+        adversary="",
+        obtains=None,
+        evidence=None,
+        config=None,
+        k=plan.k if plan.conduit in ("shares", "secagg") else 0,
+        strategy=plan.strategy if plan.conduit == "secagg-inconsistency" else None,
+    )
     sel = plan.selective
     if plan.view == "selective" and sel is not None and sel.mask != "layers" and sel.ratio in (0.0, 1.0):
         return replace(
-            plan,
-            label="",
+            keyed,
             selective=SelectiveSpec(mask="random", ratio=sel.ratio),
             attacker="mask-aware",
             mask_source="local",
         )
-    return replace(plan, label="")
+    return keyed
 
 
 def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | None, wall_s: float) -> dict[str, Any]:
@@ -211,11 +297,42 @@ def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | Non
         "local_lr": plan.local_lr if plan.local_steps else None,
         "clients": plan.clients,
         "dp": plan.dp.model_dump(mode="json") if plan.dp else None,
+        **threat_fields(plan),
+        "detected": next((r["detected"] for r in records if r.get("detected")), None),
+        "dp_bound": dp_bound_of(plan, records) if plan.dp is not None and not plan.dry_run else None,
         "label_source": labels[0] if len(labels) == 1 else labels,
         "wall_s": wall_s,
         "grid": str(grid) if grid else None,
         "scores": summarize([public(r) for r in records], plan.success_ssim),
     }
+
+
+def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reconstruction bound the plan's DP noise implies (:mod:`hebench.inversion.dp_bound`), with the
+    measured success set beside it."""
+    from hebench.data.registry import load_federated
+    from hebench.inversion.dp_bound import bound_for, verdict
+
+    assert plan.dp is not None
+    public = load_federated(plan.data, plan.seed).test_x.numpy()
+    bound = bound_for(plan.dp, plan.local_steps or 1, plan.clients, public, plan.success_ssim)
+    success = summarize([public_record(r) for r in records], plan.success_ssim).get("success") or {"k": 0, "n": 0}
+    return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"]))}
+
+
+def check_malicious_models(plans: list[AttackPlan]) -> None:
+    """Before any work: every model a malicious aggregator must craft can be crafted (model inconsistency switches
+    the non-victims' model off with weights alone; :func:`~hebench.inversion.inconsistency.dead_model` says
+    which layer would still learn, and the fix)."""
+    import torch
+
+    from hebench.data.registry import load_federated
+    from hebench.inversion.evaluate import init_model
+    from hebench.inversion.inconsistency import dead_model
+
+    for model, data, seed in {(p.model, p.data, p.seed) for p in plans if p.conduit == "secagg-inconsistency"}:
+        shape = load_federated(data, seed).input_shape
+        dead_model(init_model(model, shape, 10, seed), torch.rand(2, *shape))
 
 
 def run_campaign(
@@ -230,6 +347,7 @@ def run_campaign(
     Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once.
     An ``attack_campaign`` record closes the campaign with its duration, workers and device.
     """
+    check_malicious_models(plans)
     start = time.perf_counter()
     summaries = []
     done: dict[AttackPlan, list[dict[str, Any]]] = {}
@@ -239,7 +357,7 @@ def run_campaign(
         t0 = time.perf_counter()
         key = _same_attack(plan)
         if key in done:
-            records = [{**r, "plan": plan.name, "reused": True} for r in done[key]]
+            records = [{**r, "plan": plan.name, "reused": True, **threat_fields(plan)} for r in done[key]]
             for rec in records:
                 if on_result:
                     on_result(plan, rec)

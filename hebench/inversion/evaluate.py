@@ -64,6 +64,16 @@ class AttackPlan:
     workers: int | None = None  # restart worker processes (None: one per available core)
     device: str = "auto"  # auto | cpu | cuda
     dp: DPSpec | None = None  # the configuration's DP: the attacker sees each client's noisy upload
+    # the threat model (hebench.modes.threats): who attacks, what it obtains, the evidence, how it is obtained
+    adversary: str = "aggregator"
+    k: int = 0  # colluding clients or share holders
+    strategy: str | None = None  # a malicious aggregator's
+    obtains: str | None = None  # every-update, victim-update, sum, visible-coordinates or nothing
+    evidence: str | None = None  # the test that shows what this adversary obtains in this mode
+    config: str | None = None  # the configuration attacked (its label)
+    conduit: str | None = None  # the real protocol path of hebench.inversion.conduits (None: a simulated view)
+    protocol: str | None = None  # the conduit's configuration: JSON {mode, adapter, params}
+    round_clients: int = 0  # clients in the round the conduit runs, the victim first (0: ``clients``)
 
     @property
     def name(self) -> str:
@@ -119,13 +129,15 @@ def _match(originals: np.ndarray, images: np.ndarray) -> list[int]:
     return list(cols)
 
 
-def _batches(plan: AttackPlan, clients: tuple, image: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    b = plan.batch_size
-    xs = [c.x[image * b : (image + 1) * b] for c in clients[: plan.clients]]
-    ys = [c.y[image * b : (image + 1) * b] for c in clients[: plan.clients]]
+def _batches(
+    plan: AttackPlan, clients: tuple, image: int, count: int = 0
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    b, count = plan.batch_size, count or plan.clients
+    xs = [c.x[image * b : (image + 1) * b] for c in clients[:count]]
+    ys = [c.y[image * b : (image + 1) * b] for c in clients[:count]]
     short = min(len(y) for y in ys)
     if short < b:
-        have = min(len(c) for c in clients[: plan.clients])
+        have = min(len(c) for c in clients[:count])
         raise DatasetError(
             f"a victim client holds {have} images; {plan.images} batches of {b} need {plan.images * b}",
             "lower privacy.images or batch_size, or data.clients (more images per client)",
@@ -134,10 +146,12 @@ def _batches(plan: AttackPlan, clients: tuple, image: int) -> tuple[list[torch.T
 
 
 def _observation(plan: AttackPlan, data, model, image: int, model_seed: int) -> tuple[Observation, dict, torch.Tensor]:
-    xs, ys = _batches(plan, data.clients, image)
     local = plan.local
     if local is not None:
         local = replace(local, seed=model_seed)
+    if plan.conduit is not None:
+        return _conveyed(plan, data, model, image, model_seed, local)
+    xs, ys = _batches(plan, data.clients, image)
     upload = victim_update(model, xs, ys, local, plan.dp, plan.local_lr, model_seed)
     mask = None
     if plan.view == "selective":
@@ -163,6 +177,31 @@ def _observation(plan: AttackPlan, data, model, image: int, model_seed: int) -> 
         "encrypted_fraction": None if mask is None else float(mask.mean()),
     }
     return obs, info, torch.cat(xs)
+
+
+def _conveyed(
+    plan: AttackPlan, data, model, image: int, model_seed: int, local: LocalTraining | None
+) -> tuple[Observation, dict, torch.Tensor]:
+    """The observation an adversary obtains through the mode's real protocol code (:mod:`~.conduits`)."""
+    from hebench.inversion.conduits import convey
+
+    xs, ys = _batches(plan, data.clients, image, max(plan.round_clients, plan.clients))
+    got = convey(plan, model, xs, ys, local, model_seed)
+    seen = plan.clients
+    obs = Observation(
+        model,
+        got.gradients,
+        got.masks,
+        data.input_shape,
+        data.num_classes,
+        plan.batch_size,
+        seen,
+        local,
+        labels=torch.cat(ys[:seen]),
+        visible=got.masks,
+    )
+    info = {"visible_fraction": obs.visible_fraction, "encrypted_fraction": None, "detected": got.detected}
+    return obs, info, torch.cat(xs[:seen])
 
 
 def run_plan(
@@ -191,6 +230,7 @@ def run_plan(
                 "batch_size": plan.batch_size,
                 "clients": plan.clients,
                 "local_steps": plan.local_steps,
+                **threat_fields(plan),
                 "image": image,
                 "seed": s,
                 **info,
@@ -209,6 +249,19 @@ def run_plan(
         if on_result:
             on_result(record)
     return out
+
+
+def threat_fields(plan: AttackPlan) -> dict[str, Any]:
+    """The threat model's fields of a record (left out for today's default, so older readers see no change)."""
+    return {
+        "adversary": plan.adversary,
+        "k": plan.k or None,
+        "strategy": plan.strategy,
+        "obtains": plan.obtains,
+        "evidence": plan.evidence,
+        "config": plan.config,
+        "conduit": plan.conduit,
+    }
 
 
 def _label_accuracy(found: torch.Tensor, true: torch.Tensor) -> float:

@@ -93,6 +93,35 @@ def victim_gradients(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tupl
     return tuple(g.detach() for g in torch.autograd.grad(loss, list(model.parameters())))
 
 
+def client_uploads(
+    model: nn.Module,
+    xs: list[torch.Tensor],
+    ys: list[torch.Tensor],
+    local: LocalTraining | None,
+    dp: DPSpec | None = None,
+    dp_lr: float = 0.1,
+    seed: int = 0,
+    first: int = 0,
+) -> list[tuple[torch.Tensor, ...]]:
+    """Each client's upload (client ``first + i`` for ``xs[i]``): a gradient, or its E-step update; with ``dp``
+    noised first (:mod:`hebench.inversion.dp_view`, seeded by ``seed`` and the client)."""
+    from hebench.inversion.dp_view import dp_upload
+    from hebench.inversion.local_update import client_update
+
+    if dp is not None:
+        rngs = [np.random.default_rng([seed, first + i, 0xD1FF]) for i in range(len(xs))]
+        return [dp_upload(model, x, y, local, dp, dp_lr, rng) for x, y, rng in zip(xs, ys, rngs, strict=True)]
+    return [
+        victim_gradients(model, x, y) if local is None else client_update(model, x, y, local)
+        for x, y in zip(xs, ys, strict=True)
+    ]
+
+
+def mean_upload(uploads: list[tuple[torch.Tensor, ...]]) -> tuple[torch.Tensor, ...]:
+    """FedAvg over equal sample counts."""
+    return tuple(torch.stack(ts).mean(0) for ts in zip(*uploads, strict=True))
+
+
 def victim_update(
     model: nn.Module,
     xs: list[torch.Tensor],
@@ -104,18 +133,7 @@ def victim_update(
 ) -> tuple[torch.Tensor, ...]:
     """What the clients upload, averaged (FedAvg over equal sample counts): gradients, or E-step updates;
     with ``dp`` each client's upload is noised first (:mod:`hebench.inversion.dp_view`, seeded by ``seed``)."""
-    from hebench.inversion.dp_view import dp_upload
-    from hebench.inversion.local_update import client_update
-
-    if dp is not None:
-        rngs = [np.random.default_rng([seed, i, 0xD1FF]) for i in range(len(xs))]
-        per_client = [dp_upload(model, x, y, local, dp, dp_lr, rng) for x, y, rng in zip(xs, ys, rngs, strict=True)]
-    else:
-        per_client = [
-            victim_gradients(model, x, y) if local is None else client_update(model, x, y, local)
-            for x, y in zip(xs, ys, strict=True)
-        ]
-    return tuple(torch.stack(ts).mean(0) for ts in zip(*per_client, strict=True))
+    return mean_upload(client_uploads(model, xs, ys, local, dp, dp_lr, seed))
 
 
 def parameter_masks(model: nn.Module, flat_mask: np.ndarray) -> tuple[torch.Tensor, ...]:

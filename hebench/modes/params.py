@@ -45,6 +45,9 @@ class SecAggParams(ModeParams):
     quantization_range: int = Field(2**22, ge=2)  # quantised values lie in [0, quantization_range]
     modulus: int = Field(2**32, ge=4, le=2**62)  # masked sums are taken modulo this
     prg: Literal["full-key", "flwr-32bit"] = "full-key"  # mask generator: see docs/protections.md
+    # each client seals a hash of the global model it holds into its shares for its neighbours; a mismatch
+    # (an aggregator that sent clients different models) aborts the round: see docs/threats.md
+    model_check: bool = False
 
     @field_validator("quantization_range")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hebench.errors import ParameterError
+from hebench.modes import threat_rules
 from hebench.modes.params import SecAggParams, SecretSharingParams
 from hebench.modes.spec import AttackerView, KeyHolders, ModeSpec
 
@@ -16,6 +17,7 @@ RAW = ModeSpec(
     selective=False,
     local_link="hebench.fl.link:direct_link",
     flower_cipher="hebench.fl.cipher:plain_cipher",
+    threats=threat_rules.RAW,
 )
 HOST_HE = ModeSpec(
     name="host-he",
@@ -27,6 +29,7 @@ HOST_HE = ModeSpec(
     selective=True,
     local_link="hebench.fl.link:direct_link",
     flower_cipher="hebench.flower.ciphers:hub_key_cipher",
+    threats=threat_rules.HOST_HE,
 )
 OFFLOAD = ModeSpec(
     name="offload",
@@ -38,6 +41,7 @@ OFFLOAD = ModeSpec(
     selective=True,
     local_link="hebench.offload.link:engine_link",
     flower_cipher="hebench.flower.ciphers:node_engine_cipher",
+    threats=threat_rules.OFFLOAD,
 )
 
 SECAGG = ModeSpec(
@@ -52,6 +56,7 @@ SECAGG = ModeSpec(
     flower_cipher=None,  # see docs/protections.md: Flower's SecAggPlusWorkflow does not fit hebench's Flower runtime
     aggregation="hebench.fl.secagg_server:secagg_round",
     params_model=SecAggParams,
+    threats=threat_rules.SECAGG,
 )
 SECRET_SHARING = ModeSpec(
     name="secret-sharing",
@@ -66,9 +71,28 @@ SECRET_SHARING = ModeSpec(
     aggregation="hebench.fl.share_holder:sum_first_shares",
     params_model=SecretSharingParams,
     helper_party="hebench.fl.share_holder:run_share_holder",
+    threats=threat_rules.SECRET_SHARING,
+)
+DECRYPTOR_HE = ModeSpec(
+    name="decryptor-he",
+    summary="clients encrypt under the public key; a separate decryptor opens only each round's aggregate",
+    key_holders=KeyHolders.DECRYPTOR,
+    attacker_view=AttackerView.NOTHING,
+    plain_adapter=False,
+    packings=("flat",),
+    selective=False,
+    local_link="hebench.fl.decryptor_link:decryptor_link",
+    flower_cipher=None,  # the decryptor is a party of the local runtime only
+    aggregation="hebench.fl.decryptor:decrypt_aggregate",
+    helper_party="hebench.fl.decryptor:run_decryptor",
+    helpers=1,
+    helper_doors=("engine", "aggregator"),  # the key authority admits the decryptor at its engine door
+    helper_dials=True,
+    aggregator_peers=("decryptor",),
+    threats=threat_rules.DECRYPTOR,
 )
 
-_MODES: dict[str, ModeSpec] = {m.name: m for m in (RAW, HOST_HE, OFFLOAD, SECAGG, SECRET_SHARING)}
+_MODES: dict[str, ModeSpec] = {m.name: m for m in (RAW, HOST_HE, OFFLOAD, SECAGG, SECRET_SHARING, DECRYPTOR_HE)}
 
 
 def register_mode(spec: ModeSpec) -> None:

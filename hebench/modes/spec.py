@@ -16,6 +16,8 @@ from typing import Any
 
 from hebench.errors import ParameterError
 from hebench.modes.params import ModeParams
+from hebench.modes.threats import Adversary, Outcome, Strategy, ThreatRule
+from hebench.modes.threats import resolve as resolve_threat
 
 
 class KeyHolders(Enum):
@@ -24,6 +26,7 @@ class KeyHolders(Enum):
     NONE = "none"  # nothing is encrypted
     CLIENTS = "clients"  # the client process itself (host-he)
     ENGINES = "engines"  # a separate engine per client (offload); the client host never holds a key
+    DECRYPTOR = "decryptor"  # one separate decryptor; clients hold the public set only (decryptor-he)
 
 
 class AttackerView(Enum):
@@ -52,6 +55,11 @@ class ModeSpec:
     aggregation: str = "hebench.fl.aggregator:sum_uploads"
     params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)
     helper_party: str | None = None  # "module:function": body of each extra aggregator process (share holders)
+    helpers: int = 0  # helper processes of a mode without its own params (decryptor-he: its decryptor)
+    helper_doors: tuple[str, ...] = ("public", "aggregator")  # the doors a helper process may use
+    helper_dials: bool = False  # a helper is told where the key authority and the aggregator listen (it dials)
+    aggregator_peers: tuple[str, ...] = ()  # helpers that dial the aggregator, by their hello role
+    threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (hebench.modes.threat_rules)
 
     def parse_params(self, params: dict[str, Any]) -> ModeParams | None:
         """The mode's own parameters (pydantic raises ValueError on a bad set), or None."""
@@ -65,6 +73,30 @@ class ModeSpec:
     def encrypts(self) -> bool:
         """Every update the aggregator receives in this mode is ciphertext (selective: its masked part)."""
         return self.attacker_view is AttackerView.NOTHING
+
+    def outcome(
+        self,
+        adversary: Adversary,
+        *,
+        k: int = 0,
+        strategy: Strategy | None = None,
+        tls: bool = False,
+        selective: bool = False,
+        clients: int = 1,
+        holders: int = 0,
+    ) -> Outcome:
+        """What ``adversary`` obtains from a configuration of this mode (ValueError where it is not defined)."""
+        return resolve_threat(
+            self.name,
+            self.threats,
+            adversary,
+            k=k,
+            strategy=strategy,
+            tls=tls,
+            selective=selective,
+            clients=clients,
+            holders=holders,
+        )
 
     def check(self, adapter: str, packing: str, selective: bool) -> None:
         """Raise ValueError (the suite parser's currency) when a configuration does not fit this mode."""

@@ -112,7 +112,9 @@ def library_advice(libraries: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def defence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
-    """Per attack that ran: which protections defended (images recovered clearly below raw's), which did not."""
+    """Per attack that ran: which protections defended (images recovered clearly below raw's), which did not;
+    against the honest-but-curious aggregator (other threat models have their own sections)."""
+    attacks = [a for a in attacks if a.threat_key == "aggregator"]
     out = []
     for name in dict.fromkeys(a.attack for a in attacks if not a.dry_run):
         mine = [a for a in attacks if a.attack == name and not a.dry_run and "ssim" in a.scores]

@@ -24,8 +24,9 @@ from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
 from hebench.report.network_figure import links_section
-from hebench.report.options import Option, options_for
+from hebench.report.options import DEFAULT_THREAT, Option, options_for
 from hebench.report.pareto import Interval
+from hebench.report.threats import threat_section
 from hebench.results import units as U
 from hebench.results.load_flags import load_notes
 from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundRecord, RunFailedRecord
@@ -183,11 +184,14 @@ def contended(source: Source) -> bool:
     return bool(load_notes(source.run, source.rows))
 
 
-def run_options(source: Source, attacks: list[Any] | None = None, run: str = "") -> list[Option]:
-    """The source's configurations as chart/advice options: its own attacks, or ``attacks`` when given."""
+def run_options(
+    source: Source, attacks: list[Any] | None = None, run: str = "", threat: str = DEFAULT_THREAT
+) -> list[Option]:
+    """The source's configurations as chart/advice options: its own attacks, or ``attacks`` when given, under one
+    threat model (default: the honest-but-curious aggregator)."""
     chosen = source.attacks if attacks is None else attacks
     modelled = {m.config: m for m in source.of(ModelledCostRecord)}
-    return options_for(source.rows, chosen, run, modelled, contended(source))
+    return options_for(source.rows, chosen, run, modelled, contended(source), threat)
 
 
 def run_section(
@@ -213,6 +217,9 @@ def run_section(
         "chart_caption": "",
         "cycles": any(p.cycles_source for p in source.of(PartyRoundRecord)),
         "offload_lines": [],
+        "threat_matrix": None,  # hebench.report.threats
+        "threats": [],
+        "threat_lines": [],
     }
     if not rows:
         return section
@@ -239,6 +246,16 @@ def run_section(
     section["advice"] = advise(rows, contended(source)) + defence_lines(source.attacks if attacks is None else attacks)
     section["chart"] = figs.add(f"{prefix}-cost-leakage", cost_leakage(options), size=chart_size(options))
     section["chart_caption"] = chart_caption(options)
+    section.update(
+        threat_section(
+            rows,
+            source.attacks if attacks is None else attacks,
+            lambda threat: run_options(source, attacks, threat=threat),
+            lambda name, draw, size: figs.add(name, draw, size=size),
+            lambda name, header, values, cells: _table(files, name, header, values, cells),
+            prefix,
+        )
+    )
     section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]
     cost_panels = [
         ("client_cpu_s_per_round", "host CPU (s)", 1.0),

@@ -36,6 +36,7 @@ COSTS: dict[str, tuple[str, str, str, str]] = {
     "time": ("round time ×raw", "round_time_vs_raw", "round_wall_s", "round_wall_s_rounds"),
 }
 LEAKAGE = "leakage"
+DEFAULT_THREAT = "aggregator"  # the honest-but-curious aggregator (hebench.modes.threats)
 
 
 @dataclass(frozen=True)
@@ -100,14 +101,16 @@ def cost_interval(row: SummaryRow, raw: SummaryRow | None, cost: str) -> Interva
 
 
 def best_attack(
-    config: str, configs: Sequence[str], attacks: Sequence[AttackSummaryRecord]
+    config: str, configs: Sequence[str], attacks: Sequence[AttackSummaryRecord], threat: str = DEFAULT_THREAT
 ) -> AttackSummaryRecord | None:
-    """The attack with the highest mean SSIM against ``config``'s view.
+    """The attack with the highest mean SSIM against ``config``'s view, under one threat model (default: the
+    honest-but-curious aggregator; attack records written before threat models are that).
 
     An attack belongs to a configuration by its ``config`` field where it has one, else by
     its plan name (the configuration's label, optionally followed by ``/attacker...``), the
     longest matching label winning.
     """
+    attacks = [a for a in attacks if a.threat_key == threat]
 
     def owner(a: AttackSummaryRecord) -> str | None:
         named = getattr(a, "config", None)
@@ -151,12 +154,13 @@ def options_for(
     run: str = "",
     modelled: Mapping[str, ModelledCostRecord] | None = None,
     contended: bool | None = False,
+    threat: str = DEFAULT_THREAT,
 ) -> list[Option]:
     """One option per row (raw included, marked the baseline), costs ×raw with their per-round evidence.
 
     A row with a ``modelled`` cost record (a TEE row) takes its measured costs scaled by the model's
     factors (CPU and round time; bytes unchanged) and is marked modelled. ``contended``: the run's wall
-    times include waiting for a core.
+    times include waiting for a core. ``threat``: whose attacks score the leakage (a threat key).
     """
     raw = next((r for r in rows if r.is_baseline), None)
     labels = [r.config for r in rows]
@@ -166,7 +170,7 @@ def options_for(
         model = (modelled or {}).get(row.config)
         if model is not None:
             costs = {c: None if v is None else v.scaled(_model_factor(model, c)) for c, v in costs.items()}
-        attack = best_attack(row.config, labels, attacks)
+        attack = best_attack(row.config, labels, attacks, threat)
         loss = None
         if raw is not None and raw.accuracy is not None and row.accuracy is not None:
             loss = raw.accuracy - row.accuracy

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from hebench.errors import RecordError
+from hebench.modes.threats import threat_key
 from hebench.results.fields import EngineReport, Measured, Phase, Phases, Struct
 
 SCHEMA = "hebench.results/2"
@@ -402,6 +403,15 @@ class AttackRecord(Record):
     device: str | None = None
     ssim_per_image: tuple[float, ...] | None = None
     reused: bool | None = None  # the same attack as another plan's (p = 0 or 1 under several masks)
+    # the threat model (hebench.modes.threats); records written before it read as the honest-but-curious aggregator
+    adversary: str | None = None  # aggregator, colluding-clients, key-holder, share-holders, malicious-aggregator, ...
+    k: int | None = None  # colluders
+    strategy: str | None = None  # a malicious aggregator's
+    obtains: str | None = None  # what the adversary obtained: every-update, victim-update, sum, ... nothing
+    evidence: str | None = None  # the test that shows what it obtains in this mode
+    config: str | None = None  # the configuration attacked
+    conduit: str | None = None  # the real protocol path the upload went through (None: a simulated view)
+    detected: str | None = None  # a defence that stopped the attack (e.g. secagg's model check), in words
 
 
 @_register("attack_summary")
@@ -433,6 +443,20 @@ class AttackSummaryRecord(Record):
     label_source: str | tuple[str, ...] | None = None
     wall_s: float | None = None
     dp: Mapping[str, Any] | None = None  # the configuration's DP: the attack matched each client's noisy upload
+    adversary: str | None = None  # the threat model, as on attack records (None: the honest-but-curious aggregator)
+    k: int | None = None
+    strategy: str | None = None
+    obtains: str | None = None
+    evidence: str | None = None
+    config: str | None = None  # the configuration attacked
+    conduit: str | None = None
+    detected: str | None = None  # a defence stopped the attack on at least one victim
+    dp_bound: Mapping[str, Any] | None = None  # DP rows: the reconstruction bound its noise implies (dp_bound.py)
+
+    @property
+    def threat_key(self) -> str:
+        """The threat model in one token (``aggregator`` for records written before threat models)."""
+        return threat_key(self.adversary, self.k, self.strategy)
 
 
 @_register("attack_campaign")

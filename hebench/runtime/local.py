@@ -36,7 +36,7 @@ from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.runtime.hosting import Hosting, plan_hosting
 from hebench.runtime.network import ConfigurationNetwork, prepare
 from hebench.runtime.pool import pool_main
-from hebench.suite import Suite
+from hebench.suite import Configuration, Suite
 
 # the doors each role may use
 ROLE_DOORS = {
@@ -45,6 +45,7 @@ ROLE_DOORS = {
     KeyHolders.CLIENTS: ("key_holder", "aggregator"),
     KeyHolders.ENGINES: ("aggregator", "engine"),  # the engine uploads through the aggregator's door for its host
     KeyHolders.NONE: ("aggregator",),
+    KeyHolders.DECRYPTOR: ("key_holder", "aggregator"),  # clients: the public set at the key holders' door
 }
 
 
@@ -76,8 +77,7 @@ class LocalRuntime:
             tls=tls_folder,
         )
         spawn = mp.get_context("spawn")
-        params = config.mode_params
-        helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
+        helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(config)))
         names = ("aggregator", *helpers, *(f"client-{i}" for i in range(len(run.data.clients))))
         started = Started(records=spawn.Queue(), expected_setup=frozenset(names), extra_aggregators=len(helpers))
         controls: dict[str, Any] = {}
@@ -115,13 +115,17 @@ class LocalRuntime:
             agg_address = control_recv(controls["aggregator"], "aggregator", started)
             controls["aggregator"].send(ka["public"])
             helper_addresses = []
-            for k, name in enumerate(helpers, start=1):  # share holders: the mode's spec names their body
+            for k, name in enumerate(helpers, start=1):  # share holders, a decryptor: the mode's spec names them
                 assert config.spec.helper_party is not None
-                start_party(name, resolve(config.spec.helper_party), base, ROLE_DOORS["aggregator"])
+                start_party(name, resolve(config.spec.helper_party), base, config.spec.helper_doors)
                 controls[name].send(k)
-                helper_addresses.append(control_recv(controls[name], name, started))
+                if config.spec.helper_dials:
+                    controls[name].send(Wiring(ka.get("decryptor"), agg_address))
+                address = control_recv(controls[name], name, started)
+                if address is not None:
+                    helper_addresses.append(address)
             holders = config.spec.key_holders
-            key_authority = ka["key_holder"] if holders is KeyHolders.CLIENTS else None
+            key_authority = ka["key_holder"] if holders in (KeyHolders.CLIENTS, KeyHolders.DECRYPTOR) else None
             client_creds = creds.only(*ROLE_DOORS[holders])
 
             def client(i: int, worker: str | None = None) -> PartyContext:
@@ -254,12 +258,17 @@ def party_certificates(run: ConfigurationRun) -> str | None:
         return None
     folder = RunFolder(run.run_dir).certs / f"parties-{safe_label(run.config.label)}"
     clients = len(run.data.clients)
-    params = run.config.mode_params
-    share_holders = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
+    share_holders = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(run.config)))
     servers = ("aggregator", "key-authority", *share_holders)
     names = (*servers, *(f"{role}-{i}" for role in ("client", "engine") for i in range(clients)))
     make_party_certificates(folder, names, servers)
     return str(folder)
+
+
+def helper_count(config: Configuration) -> int:
+    """Helper processes beside the aggregator: share holders (the mode's params) or the spec's own (a decryptor)."""
+    params = config.mode_params
+    return params.extra_aggregators if params is not None else config.spec.helpers
 
 
 def host_cores(suite: Suite) -> tuple[int, ...] | None:

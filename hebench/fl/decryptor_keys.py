@@ -1,0 +1,88 @@
+"""The key authority's side of ``decryptor-he``: only the decryptor gets the secret key set.
+
+Three doors, each admitting by its own credential: the decryptor's (the engine door's credential:
+the decryptor is the mode's one key-holding engine) gets the secret set; the key holders' door,
+where the clients come in, gets the public set; the aggregator's door gets the public set on request,
+as in every mode. Each epoch also has a *sealing key* (Fernet, from the OS's CSPRNG) that the
+decryptor and the clients get and the aggregator never does: the decryptor seals the aggregate it
+decrypts to the clients, so the aggregator relays it without reading it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cryptography.fernet import Fernet
+
+from hebench.crypto import HEAdapter, load_adapter
+from hebench.fl.key_epochs import EpochKeys
+from hebench.fl.keyring import KEEP_EPOCHS
+from hebench.fl.party import PartyContext
+from hebench.net.transport import Channel, Door, Message, accept
+
+
+class SealedEpochKeys(EpochKeys):
+    """Epoch key sets where ``pushed[0]`` (the decryptor) gets (secret set, sealing key) and every other pushed
+    party (a client) gets (public set, sealing key), all before the aggregator hears back."""
+
+    def __init__(self, ctx: PartyContext, decryptor: Channel, clients: list[Channel], records: Any) -> None:
+        super().__init__(ctx, [decryptor, *clients], records, holders=1)
+        self.seals: dict[int, bytes] = {}
+
+    def _push(self, epoch: int, secret: bytes, public: bytes) -> None:
+        seal = self.seals.setdefault(epoch, Fernet.generate_key())
+        decryptor, *clients = self.pushed
+        meta = {"epoch": epoch, "run": self.ctx.run_id}
+        decryptor.send(Message("keys", {**meta, "secret": True}, (secret, seal)))
+        for client in clients:
+            client.send(Message("keys", {**meta, "secret": False}, (public, seal)))
+
+
+def serve_decryptor_keys(
+    ctx: PartyContext, clients_door: Door, public_door: Door, decryptor_door: Door, records: Any
+) -> None:
+    """Admit the decryptor, the clients and the aggregator at their doors, then answer the aggregator's requests
+    for each epoch's public set (pushing every party its own set first)."""
+    decryptor = accept(decryptor_door, "the decryptor at its door", ctx.timeout_s)
+    decryptor.recv("hello")
+    decryptor.peer = "the decryptor"
+    decryptor_door.close()
+    clients = [accept(clients_door, "a client", ctx.timeout_s) for _ in range(ctx.suite.data.clients)]
+    for client in clients:
+        client.peer = f"client {int(client.recv('hello').meta['client'])}"
+    clients_door.close()
+    aggregator = accept(public_door, "the aggregator at its door", ctx.timeout_s)
+    aggregator.recv("hello")
+    aggregator.peer = "the aggregator"
+    public_door.close()
+    keys = SealedEpochKeys(ctx, decryptor, clients, records)
+    while (request := aggregator.recv()).kind != "done":
+        epoch = int(request.meta["epoch"])
+        _, public = keys.get(epoch)
+        aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret or seal
+    decryptor.send(Message("done"))
+    for party in [decryptor, *clients, aggregator]:
+        party.close()
+
+
+class SealedKeys:
+    """Key sets and sealing keys by epoch, as the key authority pushes them (the decryptor's and the clients')."""
+
+    def __init__(self, source: Channel, load: Callable[[bytes], HEAdapter] = load_adapter) -> None:
+        self.source, self._load = source, load
+        self._sets: dict[int, tuple[HEAdapter, bytes]] = {}
+
+    def get(self, epoch: int) -> tuple[HEAdapter, bytes]:
+        """(key set, sealing key) of ``epoch``, reading pushes until it has arrived."""
+        while epoch not in self._sets:
+            msg = self.source.recv("keys")
+            self._sets[int(msg.meta["epoch"])] = (self._load(msg.parts[0]), msg.parts[1])
+            for old in sorted(self._sets)[:-KEEP_EPOCHS]:
+                del self._sets[old]
+        return self._sets[epoch]
+
+    def until_done(self) -> None:
+        """Read what is left (later epochs' pushes) until the key authority says the run is done."""
+        while self.source.recv().kind != "done":
+            pass

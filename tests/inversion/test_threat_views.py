@@ -1,0 +1,151 @@
+"""What each adversary obtains, through the protocol's own code: a colluding client's key set opens the victim's
+real ciphertext; an observer reads the key set off an unencrypted wire; fewer than all share holders see uniform
+words, all of them every update."""
+
+from __future__ import annotations
+
+import queue
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import chisquare
+
+from hebench.crypto import create_adapter, load_adapter
+from hebench.errors import CiphertextError
+from hebench.fl.key_epochs import EpochKeys
+from hebench.fl.party import Credentials, PartyContext
+from hebench.fl.ring_shares import combine, encode, quantizer, split
+from hebench.inversion.campaign import plans_for
+from hebench.inversion.conduits import Protocol, flat, he_key, shares
+from hebench.inversion.evaluate import _observation, init_model
+from hebench.modes.params import SecretSharingParams
+from hebench.net.certs import make_party_certificates
+from hebench.net.transport import Door, accept, connect
+from hebench.suite import parse_suite
+from tests.conftest import INSTALLED
+from tests.net.test_tls_doors import Tap
+
+CKKS = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
+KEY = b"k" * 32
+
+
+def _upload(size: int = 3000) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(3)
+    return (torch.randn(size // 3, generator=gen) * 0.1, torch.randn(2 * size // 3, generator=gen) * 0.01)
+
+
+@CKKS
+def test_a_colluding_client_decrypts_the_victims_real_ciphertext():
+    # Arrange: the epoch's key set as the key authority makes it; every client loads the same secret set
+    authority = create_adapter("tenseal-ckks", {})
+    authority.keygen()
+    secret = authority.export_keys(secret=True)
+    victim, colluder = load_adapter(secret), load_adapter(secret)
+    upload = flat(_upload()).astype(np.float32)
+    # Act: the victim encrypts its upload as it sends it; the colluder decrypts what the aggregator received
+    sent = victim.serialize(victim.encrypt(upload))
+    stolen = colluder.decrypt(colluder.deserialize(sent))
+    # Assert: the colluder reads exactly what the victim itself would decrypt, i.e. the upload (CKKS precision)
+    assert np.array_equal(stolen, victim.decrypt(victim.deserialize(sent)))
+    assert np.abs(stolen - upload).max() < 1e-5
+    # control: another epoch's key set does not read it (the adapter refuses a ciphertext of another key)
+    other = create_adapter("tenseal-ckks", {})
+    other.keygen()
+    with pytest.raises(CiphertextError, match="another key"):
+        load_adapter(other.export_keys(secret=True)).deserialize(sent)
+    # the conduit the threat plans use gives the same view
+    seen = he_key(Protocol("host-he", "tenseal-ckks", {}), _upload())
+    assert seen.gradients is not None and np.abs(flat(seen.gradients) - flat(_upload())).max() < 1e-5
+
+
+@CKKS
+def test_a_colluding_client_plan_sees_the_update_the_raw_plan_sees():
+    suite = parse_suite(
+        {
+            "name": "collude",
+            "data": {"dataset": "natural", "clients": 2},
+            "configurations": [{"mode": "raw"}, {"mode": "host-he", "adapter": "tenseal-ckks"}],
+            "privacy": {"images": 1, "seeds": 1, "threats": [{"adversary": "colluding-clients", "k": 1}]},
+        }
+    )
+    plans = {p.config: p for p in plans_for(suite)}
+    raw, host = plans["raw"], plans["host-he/tenseal-ckks"]
+    assert host.conduit == "he-key" and host.obtains == "every-update" and host.evidence.endswith("ciphertext")
+    from hebench.data.registry import load_federated
+
+    data = load_federated(raw.data, raw.seed)
+    model = init_model(raw.model, data.input_shape, data.num_classes, 0)
+    (seen_raw, _, _), (seen_host, _, _) = (_observation(p, data, model, 0, 0) for p in (raw, host))
+    for a, b in zip(seen_raw.gradients, seen_host.gradients, strict=True):
+        assert torch.allclose(a, b, atol=1e-5 * float(a.abs().max()) + 1e-7)
+
+
+def _pushed_key_set(tmp_path, tls: bool) -> tuple[bytes, bytes]:
+    """The key authority's EpochKeys pushes one epoch's secret set to a client through a tap: (the set the client
+    received, everything the observer saw)."""
+    suite = parse_suite(
+        {
+            "name": "wire",
+            "data": {"dataset": "digits", "clients": 1},
+            "configurations": [{"mode": "host-he", "adapter": "tenseal-ckks"}],
+        }
+    )
+    certs = make_party_certificates(tmp_path, ("key-authority", "client-0"), ("key-authority",)) if tls else {}
+    ctx = PartyContext(suite, suite.configurations[0], tmp_path, Credentials(), "run", 0, (1, 8, 8), 10)
+    door = Door(KEY, tls=certs.get("key-authority"))
+    tap = Tap(door.address)
+    try:
+        client = connect(tap.address, KEY, "key authority", 20, tls=certs.get("client-0"), server="key-authority")
+        holder = accept(door, "a client", 20)
+        EpochKeys(ctx, [holder], queue.Queue(), 1).get(0)
+        received = client.recv("keys").parts[0]
+        client.close()
+        holder.close()
+    finally:
+        door.close()
+    return received, tap.finished()["to dialler"]
+
+
+@CKKS
+def test_without_tls_an_observer_reads_the_secret_key_set_off_the_wire(tmp_path):
+    received, wire = _pushed_key_set(tmp_path / "tcp", tls=False)
+    assert load_adapter(received).has_secret_key
+    assert received in wire  # the whole secret set, contiguous: an observer loads it and decrypts every upload
+    stolen = load_adapter(wire[wire.index(received) : wire.index(received) + len(received)])
+    victim = load_adapter(received)
+    upload = flat(_upload()).astype(np.float32)
+    sent = victim.serialize(victim.encrypt(upload))
+    assert np.abs(stolen.decrypt(stolen.deserialize(sent)) - upload).max() < 1e-5
+    # with TLS the same push shows the observer no window of the set
+    received, wire = _pushed_key_set(tmp_path / "tls", tls=True)
+    assert load_adapter(received).has_secret_key and received[1000:1064] not in wire and len(wire) > len(received)
+
+
+PARAMS = SecretSharingParams(aggregators=3, bits=24, clip=4.0)
+
+
+def _top_bytes_p(words: np.ndarray) -> float:
+    """χ² p-value of the top byte of 64-bit words against uniform over 256 values."""
+    counts = np.bincount((words >> np.uint64(56)).astype(np.int64), minlength=256)
+    return float(chisquare(counts).pvalue)
+
+
+def test_fewer_than_all_share_holders_see_uniform_words():
+    update = np.random.default_rng(2).normal(0, 0.5, 200_000)
+    encoded = encode(update, 1, PARAMS, np.random.default_rng(0))
+    pieces = split(encoded, PARAMS.aggregators)
+    colluding = combine(pieces[:2])  # two of three holders add their shares
+    assert _top_bytes_p(colluding) > 1e-6  # uniform (a fresh CSPRNG draw: fails about once in a million runs)
+    assert not np.array_equal(colluding, encoded)
+    assert _top_bytes_p(encoded) < 1e-12  # control: the same test rejects the encoded update itself
+    assert shares(Protocol("secret-sharing", "plain", PARAMS.model_dump()), _upload(), k=2).gradients is None
+
+
+def test_all_share_holders_recover_every_update_exactly():
+    upload = _upload()
+    pieces = split(encode(flat(upload), 1, PARAMS, np.random.default_rng(0)), PARAMS.aggregators)
+    assert np.array_equal(combine(pieces), encode(flat(upload), 1, PARAMS, np.random.default_rng(0)))
+    seen = shares(Protocol("secret-sharing", "plain", PARAMS.model_dump()), upload, k=3)
+    assert seen.gradients is not None
+    assert np.abs(flat(seen.gradients) - flat(upload)).max() <= quantizer(PARAMS).max_error

@@ -1,0 +1,100 @@
+"""The report per threat model: the default chart keeps the honest-but-curious aggregator's attacks, each other
+threat model gets its own options and "what to choose", and the matrix says what each adversary got where."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from hebench.cli.threats import code, print_threats
+from hebench.report.options import best_attack, options_for
+from hebench.report.threats import dp_bound_lines, matrix, threat_keys, threat_section, threat_words
+from hebench.results.records import AttackSummaryRecord, record_from_json
+from tests.report.rows import row
+
+ROWS = [row("raw", "raw", "plain"), row("host-he/ckks", "host-he", "tenseal-ckks")]
+
+
+def attack(config: str, ssim: float, got: int, adversary: str | None = None, **fields) -> AttackSummaryRecord:
+    suffix = "" if adversary is None else f"/{adversary}"
+    return AttackSummaryRecord(
+        plan=config + suffix,
+        attack="dlg",
+        view="raw",
+        ratio=0.0,
+        model="lenet",
+        batch_size=1,
+        images=4,
+        seeds=1,
+        restarts=1,
+        scores={
+            "ssim": {"mean": ssim, "std": 0.1, "min": ssim - 0.1, "max": ssim + 0.1},
+            "n": 4,
+            "success": {"k": got, "n": 4},
+        },
+        config=config,
+        adversary=adversary,
+        **fields,
+    )
+
+
+ATTACKS = [
+    attack("raw", 0.99, 4),
+    attack("host-he/ckks", 0.02, 0),
+    attack("raw", 0.99, 4, "colluding-clients", k=1, obtains="every-update", evidence="tests/x.py::t"),
+    attack("host-he/ckks", 0.98, 4, "colluding-clients", k=1, obtains="every-update", evidence="tests/y.py::t"),
+]
+
+
+def test_the_default_chart_scores_only_the_honest_but_curious_aggregator():
+    # before threat models, host-he's best attack was the highest SSIM of any plan it owned: the colluder's 0.98
+    best = best_attack("host-he/ckks", [r.config for r in ROWS], ATTACKS)
+    assert best is not None and best.scores["ssim"]["mean"] == 0.02
+    colluding = options_for(ROWS, ATTACKS, threat="colluding-clients:1")
+    assert [o.leakage.value for o in colluding] == [0.99, 0.98]
+
+
+def test_old_attack_records_read_as_the_aggregators():
+    line = {k: v for k, v in ATTACKS[0].to_json().items() if k not in ("adversary", "config")}
+    old = record_from_json(line)
+    assert old.threat_key == "aggregator" and threat_keys([old, ATTACKS[2]]) == ["aggregator", "colluding-clients:1"]
+
+
+def test_the_matrix_has_a_cell_per_configuration_and_threat_with_its_evidence():
+    keys, cells = matrix(ROWS, ATTACKS)
+    assert keys == ["aggregator", "colluding-clients:1"]
+    assert cells[1][0].text.startswith("SSIM 0.02, 0/4 recovered")
+    assert "4/4 recovered" in cells[1][1].text and "obtains every-update" in cells[1][1].text
+    assert matrix(ROWS, ATTACKS[:2]) == ([], [])  # only the default threat: no matrix
+
+
+def test_threat_section_draws_one_chart_and_choice_per_threat_model():
+    figures, tables = [], []
+    section = threat_section(
+        ROWS,
+        ATTACKS,
+        lambda threat: options_for(ROWS, ATTACKS, threat=threat),
+        lambda name, draw, size: figures.append(name) or f"<svg {name}>",
+        lambda name, header, values, cells: tables.append((name, header)) or {"header": header, "rows": cells},
+        "run0",
+    )
+    assert figures == ["run0-threat-0"] and section["threats"][0]["title"] == threat_words("colluding-clients:1")
+    assert tables[0][1] == ["configuration", "honest-but-curious aggregator", "aggregator + 1 colluding client"]
+    assert any("tests/y.py::t" in line for line in section["threat_lines"])
+
+
+def test_dp_rows_print_their_bound_beside_the_measured_success():
+    bound = {"mu": 1.0, "kappa": 0.1, "kappa_pairs": 20, "delta": 1e-5, "epsilon": 4.4, "bound_from_epsilon": 1.0}
+    dp = attack("raw/dp", 0.1, 0, dp_bound={**bound, "verdict": "measured 0/4 recovered ... under the bound 0.39"})
+    (line,) = dp_bound_lines([dp])
+    assert "under the bound 0.39" in line and "μ = 1" in line and "κ ≤ 0.1" in line and "ε = 4.4" in line
+
+
+def test_the_terminal_matrix_fits_80_columns_with_its_legend():
+    out = Console(file=io.StringIO(), width=80, record=True)
+    print_threats(out, ROWS, ATTACKS, {})
+    text = out.export_text()
+    assert "hbc" in text and code("colluding-clients:1") in text and "0.98 4/4" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert code("malicious-aggregator:model-inconsistency") == "m-inc" and code("share-holders:2") == "sh2"
