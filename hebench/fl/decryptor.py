@@ -35,9 +35,12 @@ ROLE = "decryptor"  # its hello role at the aggregator's and the key authority's
 def decrypt_aggregate(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
     """Sum the chosen clients' ciphertexts (public keys), have the decryptor open the sum, relay it sealed."""
     got = sum_uploads(agg, chosen, adapter)
+    assert got.total is not None
+    with agg.meter.phase("aggregate"):  # the streamed sum's chunks, serialised for the decryptor
+        blobs, _ = got.total.blobs()
     peer = agg.peers[ROLE]
     with agg.meter.phase("decryptor"):
-        peer.send(Message("decrypt", {"epoch": agg.epoch}, got.blobs))
+        peer.send(Message("decrypt", {"epoch": agg.epoch}, blobs))
         sealed = peer.recv("decrypted")
     return Collected(sealed.parts, 0, got.weights, got.update_bytes, {"sealed": True})
 

@@ -12,6 +12,7 @@ import pytest
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.fl.decryptor import open_sealed
+from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.results.summary import summarize_run
@@ -74,7 +75,7 @@ def test_a_colluding_clients_key_set_has_no_secret_key(run):
     folder = _folder(run)
     mine = load_adapter(_keys(folder / "client-0-keys.bin")[0].parts[0])
     assert not mine.has_secret_key
-    victim = next(m for m in read_transcript(folder / "aggregator-from-client-1.bin") if m.kind == "update")
+    victim = whole_updates(read_transcript(folder / "aggregator-from-client-1.bin"))[0]
     ciphertext = mine.deserialize(victim.parts[0])
     with pytest.raises(Exception):  # noqa: B017 - each library raises its own error for a missing secret key
         mine.decrypt(ciphertext)
@@ -86,7 +87,7 @@ def test_a_colluding_clients_key_set_has_no_secret_key(run):
 
 def test_the_aggregator_sees_ciphertext_and_sealed_aggregates_only(run):
     folder = _folder(run)
-    updates = [m for p in folder.glob("aggregator-from-client-*.bin") for m in read_transcript(p) if m.kind == "update"]
+    updates = [m for p in folder.glob("aggregator-from-client-*.bin") for m in whole_updates(read_transcript(p))]
     assert len(updates) == 2 * 3 and all(p.startswith(CIPHERTEXT_MAGIC) for m in updates for p in m.parts)
     answers = [m for m in read_transcript(folder / "aggregator-from-decryptor.bin") if m.kind == "decrypted"]
     assert len(answers) == 2

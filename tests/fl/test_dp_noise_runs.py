@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
@@ -48,7 +49,7 @@ def runs(tmp_path_factory) -> tuple[Path, Path]:
 def upload(run: Path, label: str, client: int) -> np.ndarray:
     """The update the aggregator received from ``client`` in round 0 of ``label``."""
     path = RunFolder(run).transcript(label, f"aggregator-from-client-{client}")
-    (msg,) = [m for m in read_transcript(path) if m.kind == "update"]
+    (msg,) = whole_updates(read_transcript(path))
     return np.concatenate([PLAIN.decrypt(PLAIN.deserialize(b)) for b in msg.parts]).astype(np.float64)
 
 
