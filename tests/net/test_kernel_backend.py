@@ -218,3 +218,42 @@ def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_noth
     wait_until_gone(namespaces_in_use() - before_ns, [])
     assert namespaces_in_use() <= before_ns | {os.stat("/proc/self/ns/net").st_ino}
     assert root_links_and_qdiscs() == before_root
+
+
+@pytest.mark.parametrize(
+    ("configuration", "helpers"),
+    [
+        ({"mode": "raw"}, ()),
+        ({"mode": "secret-sharing", "params": {"aggregators": 3}}, ("aggregator-1", "aggregator-2")),
+        ({"mode": "decryptor-he", "adapter": "tenseal-ckks"}, ("aggregator-1",)),  # its decryptor
+    ],
+)
+def test_every_server_side_party_gets_its_own_namespace(monkeypatch, configuration, helpers):
+    """A helper process the runtime starts without a namespace stays in the machine's own and cannot reach
+    the parties inside theirs (decryptor-he's decryptor could not dial the key authority)."""
+    from hebench.runtime.network import prepare
+    from hebench.suite import parse_suite
+
+    built: list[tuple[str, ...]] = []
+
+    class Built:
+        def setup(self):
+            return None
+
+        close = register = setup
+
+    def build(plan, run_id, servers):
+        built.append(tuple(servers))
+        return Built()
+
+    monkeypatch.setattr(KernelNetwork, "build", staticmethod(build))
+    suite = parse_suite(
+        {
+            "name": "k",
+            "data": {"dataset": "digits", "clients": 2},
+            "configurations": [configuration],
+            "network": {**SPEC, "emulation": "kernel"},
+        }
+    )
+    prepare(suite, suite.configurations[0], 2, "run")
+    assert built == [("aggregator", *helpers, "key_authority")]
