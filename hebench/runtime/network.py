@@ -39,10 +39,17 @@ def prepare(suite: Suite, config: Configuration, clients: int, run_id: str) -> C
         return ConfigurationNetwork(ShapingSetup(plan, pace=False, delays=False))
     from hebench.net.shaping.kernel import KernelNetwork
 
-    params = config.mode_params
-    helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + (params.extra_aggregators if params else 0)))
-    kernel = KernelNetwork.build(plan, run_id, ("aggregator", *helpers, "key_authority"))
+    kernel = KernelNetwork.build(plan, run_id, server_parties(config))
     return ConfigurationNetwork(kernel.setup(), kernel.close, kernel.register)
+
+
+def server_parties(config: Configuration) -> tuple[str, ...]:
+    """Every server-side party of a configuration, each of which gets a namespace on the kernel backend: the
+    aggregator, its helpers (secret sharing's share holders, decryptor-he's decryptor) and the key authority."""
+    from hebench.runtime.local import helper_count  # the runtime names the helper processes it starts
+
+    helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(config)))
+    return ("aggregator", *helpers, "key_authority")
 
 
 def check_networks(suite: Suite, runtime: str) -> None:

@@ -19,6 +19,7 @@ from hebench.links.plan import plan_network
 from hebench.net.shaping import kernel
 from hebench.net.shaping.kernel import KernelCapabilities, KernelNetwork, check_kernel_backend, sweep
 from hebench.suite import NetworkSpec
+from tests.conftest import INSTALLED
 
 CAPS = kernel.kernel_capabilities()
 needs_kernel = pytest.mark.skipif(bool(CAPS.problem), reason=f"kernel backend unavailable: {CAPS.problem}")
@@ -204,8 +205,14 @@ def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_noth
         "data": {"dataset": "digits", "clients": 2},
         "model": {"name": "mlp", "hidden": 4},
         "training": {"rounds": 1},
-        "configurations": [{"mode": "raw"}],
+        "configurations": [
+            {"mode": "raw"},
+            # its decryptor is a helper party, and the key authority pushes it a 1.6 MB secret set it reads only
+            # when the first aggregate arrives: without its namespace and deep send buffers the run hung
+            *([{"mode": "decryptor-he", "adapter": "tenseal-ckks"}] if "tenseal-ckks" in INSTALLED else []),
+        ],
         "network": {**SPEC, "emulation": "kernel"},
+        "measure": {"setup_timeout_s": 120},
     }
     Runner(parse_suite(suite), tmp_path).run()
     rows = [r.to_json() for r in read_records(tmp_path / "results.jsonl").records]
@@ -214,7 +221,48 @@ def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_noth
     if not CAPS.netem:
         assert config["network"]["applied"]["userspace"] == ["delay", "jitter", "loss"]
     clients = [r for r in rows if r["kind"] == "party_round" and r["role"] == "client"]
-    assert len(clients) == 2 and all(r["network"]["up_bytes"] == r["bytes_sent"] > 0 for r in clients)
+    assert len(clients) == 2 * len(suite["configurations"]) and all(
+        r["network"]["up_bytes"] == r["bytes_sent"] > 0 for r in clients
+    )
     wait_until_gone(namespaces_in_use() - before_ns, [])
     assert namespaces_in_use() <= before_ns | {os.stat("/proc/self/ns/net").st_ino}
     assert root_links_and_qdiscs() == before_root
+
+
+@pytest.mark.parametrize(
+    ("configuration", "helpers"),
+    [
+        ({"mode": "raw"}, ()),
+        ({"mode": "secret-sharing", "params": {"aggregators": 3}}, ("aggregator-1", "aggregator-2")),
+        ({"mode": "decryptor-he", "adapter": "tenseal-ckks"}, ("aggregator-1",)),  # its decryptor
+    ],
+)
+def test_every_server_side_party_gets_its_own_namespace(monkeypatch, configuration, helpers):
+    """A helper process the runtime starts without a namespace stays in the machine's own and cannot reach
+    the parties inside theirs (decryptor-he's decryptor could not dial the key authority)."""
+    from hebench.runtime.network import prepare
+    from hebench.suite import parse_suite
+
+    built: list[tuple[str, ...]] = []
+
+    class Built:
+        def setup(self):
+            return None
+
+        close = register = setup
+
+    def build(plan, run_id, servers):
+        built.append(tuple(servers))
+        return Built()
+
+    monkeypatch.setattr(KernelNetwork, "build", staticmethod(build))
+    suite = parse_suite(
+        {
+            "name": "k",
+            "data": {"dataset": "digits", "clients": 2},
+            "configurations": [configuration],
+            "network": {**SPEC, "emulation": "kernel"},
+        }
+    )
+    prepare(suite, suite.configurations[0], 2, "run")
+    assert built == [("aggregator", *helpers, "key_authority")]

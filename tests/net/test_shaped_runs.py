@@ -33,6 +33,7 @@ SUITE = {
                 {"mode": "host-he", "adapter": "tenseal-ckks"},
                 {"mode": "offload", "adapter": "tenseal-ckks"},
                 {"mode": "host-he", "adapter": "tenseal-ckks", "selective": {"mask": "sensitivity", "ratio": 0.1}},
+                {"mode": "decryptor-he", "adapter": "tenseal-ckks"},  # its decryptor is aggregator-1
             ]
             if CKKS
             else []
@@ -86,6 +87,11 @@ def test_every_party_of_every_mode_crossed_its_own_link(run):
         else:
             assert net["link"] == "up 400/down 400 Mbit/s", where
         if rec["config"].startswith("offload"):
+            continue
+        if rec["config"].startswith("decryptor-he") and rec["role"] == "aggregator":  # and its decryptor's channel
+            decryptor = next(r for r in rows if r["config"] == rec["config"] and r["role"] == "aggregator-1")
+            assert net["up_bytes"] == rec["bytes_sent"] + decryptor["bytes_received"], where
+            assert net["down_bytes"] == rec["bytes_received"] + decryptor["bytes_sent"], where
             continue
         assert net["up_bytes"] == rec["bytes_sent"] > 0, where
         assert net["down_bytes"] >= rec["bytes_received"] > 0, where  # host-he clients also receive keys

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 from multiprocessing import Pipe
 
@@ -12,6 +14,7 @@ from hebench.links.plan import plan_network
 from hebench.net.shaping import scope
 from hebench.net.shaping.scope import ShapingSetup
 from hebench.net.shaping.wire import ShapedConnection
+from hebench.net.stream import FramedSocket
 from hebench.net.transport import Channel
 from hebench.suite import NetworkSpec
 
@@ -71,3 +74,20 @@ def test_tiers_split_the_clients_by_share_with_their_slowdown():
     assert {c.compute_slowdown for c in plan.clients if c.tier == 0} == {3.0}
     assert {c.link.name for c in plan.clients if c.tier == 1} == {"up 50/down 200 Mbit/s"}
     assert plan_network(spec, clients=10, seed=4) == plan  # seeded
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the kernel backend (and SO_SNDBUFFORCE) needs root")
+def test_kernel_backend_channels_get_a_send_buffer_as_deep_as_loopbacks():
+    """Over a shaped veth TCP's send buffer stopped at a few hundred kB, so the key authority, pushing a key set
+    to a client that reads it only when its round needs it, was held there and the run deadlocked."""
+    plan = plan_network(NetworkSpec.model_validate({"clients": {"profile": "lte"}}), clients=1, seed=0)
+    scope.activate(ShapingSetup(plan, pace=False, delays=True, namespaces={"client-9": "/nonexistent"}), "client-0")
+    a, b = socket.socketpair()
+    try:
+        Channel(FramedSocket(a), "the aggregator", 1.0)
+        assert a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) >= scope.KERNEL_SEND_BUFFER
+        assert b.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) < scope.KERNEL_SEND_BUFFER  # only shaped ends
+    finally:
+        scope.deactivate()
+        a.close()
+        b.close()

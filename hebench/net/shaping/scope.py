@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -106,7 +107,27 @@ def attach(conn: Any, peer: str) -> Any:
             f"a channel to {peer} was opened outside any party's link: it would bypass the network shaper",
             "open it in a thread bound to its party (hebench.net.shaping.scope.bound)",
         )
+    if _setup.namespaces:
+        widen_send_buffer(conn)
     return ShapedConnection(conn, shaper)
+
+
+_SO_SNDBUFFORCE = 32  # Linux: SO_SNDBUF past net.core.wmem_max (root, as the kernel backend is)
+KERNEL_SEND_BUFFER = 64 << 20
+
+
+def widen_send_buffer(conn: Any) -> None:
+    """Give a kernel-backend socket a send buffer as deep as loopback's, so that a party that pushes a frame to
+    a peer not reading yet (the key authority's key sets, read by clients when their round needs them) is not
+    held until the peer reads: over a shaped veth, TCP's autotuned buffer stops at a few hundred kB, and the
+    run deadlocked there. The link's rate still applies (tbf), the buffer only changes when ``send`` returns."""
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        raw = getattr(conn, "sock", conn)  # a FramedSocket (TLS) holds its socket; a Connection is its own fd
+        probe = socket.socket(fileno=os.dup(raw.fileno()))
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, _SO_SNDBUFFORCE, KERNEL_SEND_BUFFER)
+        finally:
+            probe.close()
 
 
 def mark_on_device(conn: Any) -> None:
