@@ -41,14 +41,14 @@ def secagg_round(
     """Run one round with client i uploading ``vectors[i]`` (weight ``samples[i]``) and holding a global model of
     digest ``digests[i]`` (``params.model_check``)."""
     key = secrets.token_bytes(32)
-    door = listen(key)
+    door = listen(key, tls=None)  # the attack's own loopback round: authenticated TCP, as the run's default
     refusals: dict[int, str] = {}
     lock = threading.Lock()
 
     def client(i: int) -> None:
         channel: Channel | None = None
         try:
-            channel = connect(door.address, key, "aggregator", TIMEOUT_S)
+            channel = connect(door.address, key, "aggregator", TIMEOUT_S, tls=None)
             channel.send(Message("hello", {"client": i}))
             digest = (digests or {}).get(i, b"")
             SecAggClientRound(i, channel, params, PhaseMeter(), digest).run(vectors[i], samples[i], {})
