@@ -101,6 +101,14 @@ def test_a_bad_threat_is_one_line_with_the_problem_and_the_fix(threat, problem, 
     assert problem in text and fix in text and "\n" not in text
 
 
+def test_attacks_on_token_data_are_refused_before_any_work():
+    tokens = {**SUITE, "data": {"dataset": "tokens", "clients": 3}, "privacy": {"threats": [{}]}}
+    with pytest.raises(SuiteError) as err:
+        parse_suite(tokens)
+    assert "token ids" in err.value.problem and "attack an image dataset" in err.value.problem
+    parse_suite({**tokens, "privacy": None})  # control: the same suite measures costs
+
+
 def test_a_threat_defined_by_some_configurations_applies_to_those_only():
     from hebench.inversion.campaign import plans_for
 

@@ -12,7 +12,14 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from hebench.report.threats import NOT_ATTACKED, dp_bound_lines, matrix, threat_words
+from hebench.report.threats import (
+    NOT_ATTACKED,
+    dp_bound_lines,
+    evidence_lines,
+    matrix,
+    threat_verdict_lines,
+    threat_words,
+)
 from hebench.results.records import AttackSummaryRecord
 from hebench.results.summary import SummaryRow
 
@@ -40,7 +47,9 @@ def print_threats(
     attacks: Sequence[AttackSummaryRecord],
     keys: Mapping[str, str],
 ) -> None:
-    """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend and DP's bounds."""
+    """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend, per threat model
+    which configurations defended (with the images behind it, or what would decide it), the rule and test behind
+    what each adversary obtains, and DP's bounds."""
     from hebench.cli.summary import print_lines
 
     threats, cells = matrix(rows, attacks)
@@ -66,4 +75,6 @@ def print_threats(
         console.print(table)
         legend = "; ".join(f"{code(t)}: {threat_words(t)}" for t in threats)
         print_lines(console, "threats", "bold", [legend + ' (– not attacked or not defined; "stop": a defence)'], keys)
+        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks), keys)
+        print_lines(console, "evidence", "dim", evidence_lines(attacks), keys)
     print_lines(console, "DP bound", "bold", dp_bound_lines(attacks), keys)

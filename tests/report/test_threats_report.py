@@ -4,12 +4,20 @@ threat model gets its own options and "what to choose", and the matrix says what
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from rich.console import Console
 
 from hebench.cli.threats import code, print_threats
 from hebench.report.options import best_attack, options_for
-from hebench.report.threats import dp_bound_lines, matrix, threat_keys, threat_section, threat_words
+from hebench.report.threats import (
+    dp_bound_lines,
+    matrix,
+    threat_keys,
+    threat_section,
+    threat_verdict_lines,
+    threat_words,
+)
 from hebench.results.records import AttackSummaryRecord, record_from_json
 from tests.report.rows import row
 
@@ -98,3 +106,20 @@ def test_the_terminal_matrix_fits_80_columns_with_its_legend():
     assert "hbc" in text and code("colluding-clients:1") in text and "0.98 4/4" in text
     assert all(len(line) <= 80 for line in text.splitlines())
     assert code("malicious-aggregator:model-inconsistency") == "m-inc" and code("share-holders:2") == "sh2"
+
+
+def test_each_threat_models_verdict_carries_its_evidence_or_says_it_is_too_thin():
+    sharing = attack("ss3", 0.01, 0, "colluding-clients", k=1, obtains="sum", evidence="tests/z.py::t")
+    thin = [  # one image each
+        attack("raw", 0.9, 1, "observer", obtains="every-update", evidence="t"),
+        attack("raw/tls", 0.0, 0, "observer", obtains="nothing", evidence="t"),
+    ]
+    thin = [replace(a, scores={**a.scores, "success": {"k": a.scores["success"]["k"], "n": 1}}) for a in thin]
+    lines = threat_verdict_lines([*ATTACKS, sharing, *thin])
+    assert len(lines) == 2 and not any("honest-but-curious" in line for line in lines)  # the default has its own
+    colluding, observer = lines
+    assert colluding.startswith(threat_words("colluding-clients:1") + ", DLG at batch 1")
+    assert "not defended: host-he/ckks (4 of 4 images recovered" in colluding and "against raw 4 of 4" in colluding
+    assert "defended: ss3 (0 of 4 images recovered" in colluding
+    # one image each: too thin to call, and the line says what would decide it
+    assert "not enough evidence: raw/tls" in observer and "each would decide it" in observer
