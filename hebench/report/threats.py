@@ -89,6 +89,21 @@ def evidence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
     ]
 
 
+def _reference(attacks: Sequence[AttackSummaryRecord], config: str, attack: str, batch: int) -> Any:
+    return next(
+        (
+            a
+            for a in attacks
+            if a.config == config
+            and a.threat_key == DEFAULT_THREAT
+            and (a.attack, a.batch_size) == (attack, batch)
+            and not a.dry_run
+            and "ssim" in a.scores
+        ),
+        None,
+    )
+
+
 def threat_verdict_lines(attacks: Sequence[AttackSummaryRecord], reference: str = "raw") -> list[str]:
     """Per threat model other than the default, attack and batch size: which configurations defended against
     that adversary (images recovered clearly below the ``reference`` configuration's under the same adversary,
@@ -97,7 +112,9 @@ def threat_verdict_lines(attacks: Sequence[AttackSummaryRecord], reference: str 
     done = [a for a in attacks if not a.dry_run and "ssim" in a.scores and a.threat_key != DEFAULT_THREAT]
     for group in dict.fromkeys((a.threat_key, a.attack, a.batch_size) for a in done):
         mine = [a for a in done if (a.threat_key, a.attack, a.batch_size) == group]
-        base = next((a for a in mine if a.config == reference), None)
+        base, under = next((a for a in mine if a.config == reference), None), "the same adversary"
+        if base is None:  # the adversary needs parties raw has not (share or key holders): raw's aggregator sees it all
+            base, under = _reference(attacks, reference, group[1], group[2]), "the honest-but-curious aggregator"
         verdicts: dict[tuple[str, str], list[str]] = {}
         for a in mine:
             if a is base:
@@ -107,7 +124,7 @@ def threat_verdict_lines(attacks: Sequence[AttackSummaryRecord], reference: str 
             verdicts.setdefault((d.verdict, d.text + stopped), []).append(a.config or a.plan)
         if not verdicts:
             continue
-        against = f"against {reference}'s" if base is not None else f"no {reference} configuration under it"
+        against = f"against {reference}'s under {under}" if base is not None else f"no {reference} attacked"
         out.append(
             f"{threat_words(group[0])}, {attack_name(mine[0])} at batch {group[2]} (images recovered at SSIM ≥ "
             f"0.6, {against}) — "
