@@ -596,6 +596,11 @@ class Suite(_Frozen):
 
     def _check_threats(self) -> None:
         """Each threat model fits every configuration whose mode defines it, and at least one defines it."""
+        if self.privacy is not None and self.data.dataset == "tokens":
+            raise ValueError(
+                "privacy: the attacks reconstruct images, and data tokens holds generated token ids (cost only); "
+                "attack an image dataset (natural, digits, femnist, ...) or remove the privacy section"
+            )
         if self.privacy is None or not self.privacy.against_configurations or self.data.clients == "all":
             return
         per_round = self.training.clients_per_round or self.data.clients

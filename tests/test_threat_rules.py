@@ -101,6 +101,14 @@ def test_a_bad_threat_is_one_line_with_the_problem_and_the_fix(threat, problem, 
     assert problem in text and fix in text and "\n" not in text
 
 
+def test_attacks_on_token_data_are_refused_before_any_work():
+    tokens = {**SUITE, "data": {"dataset": "tokens", "clients": 3}, "privacy": {"threats": [{}]}}
+    with pytest.raises(SuiteError) as err:
+        parse_suite(tokens)
+    assert "token ids" in err.value.problem and "attack an image dataset" in err.value.problem
+    parse_suite({**tokens, "privacy": None})  # control: the same suite measures costs
+
+
 def test_a_threat_defined_by_some_configurations_applies_to_those_only():
     from hebench.inversion.campaign import plans_for
 
@@ -123,3 +131,18 @@ def test_model_inconsistency_refuses_a_model_the_server_cannot_switch_off_with_w
     for name, shape in shapes.items():  # every model in the registry can be switched off
         model = init_model(name, shape, 10, 0)
         assert dead_model(model, torch.rand(2, *shape)) is not model
+
+
+def test_modes_without_a_flower_cipher_are_refused_on_flower_before_any_work(tmp_path):
+    from hebench.cli.run import Engine, _runner
+    from hebench.errors import ParameterError
+
+    configs = [{"mode": "raw"}, {"mode": "decryptor-he", "adapter": "tenseal-ckks"}, {"mode": "secagg"}]
+    suite = parse_suite({**SUITE, "configurations": configs})
+    for engine in (Engine.flower, Engine.flower_sim):
+        with pytest.raises(ParameterError) as err:
+            _runner(engine, None, suite, tmp_path, None)
+        assert f"decryptor-he/tenseal-ckks, secagg cannot run on --engine {engine.value}" in err.value.problem
+        assert "local runtime" in err.value.fix
+    assert _runner(Engine.hebench, None, suite, tmp_path, None) is not None  # control: the local runtime runs them
+    assert not any(tmp_path.iterdir())

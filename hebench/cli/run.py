@@ -83,6 +83,12 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
         return Runner(suite, run_dir, on_event)
     from hebench.flower import require_flower
 
+    local_only = [c.label for c in suite.configurations if c.spec.flower_cipher is None]
+    if local_only:  # their parties (secagg's rounds, share holders, the decryptor) exist on the local runtime only
+        raise ParameterError(
+            f"{', '.join(local_only)} cannot run on --engine {engine.value}: the mode has no Flower cipher",
+            "run them on hebench's local runtime (leave out --engine), or drop them from this suite",
+        )
     require_flower()
     if engine is Engine.flower_sim:
         from hebench.flower.simulation import FlowerSimRuntime

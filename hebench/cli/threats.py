@@ -12,7 +12,15 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from hebench.report.threats import NOT_ATTACKED, dp_bound_lines, matrix, threat_words
+from hebench.report.threats import (
+    NOT_ATTACKED,
+    Cell,
+    dp_bound_lines,
+    evidence_lines,
+    matrix,
+    threat_verdict_lines,
+    threat_words,
+)
 from hebench.results.records import AttackSummaryRecord
 from hebench.results.summary import SummaryRow
 
@@ -34,36 +42,48 @@ def code(key: str) -> str:
     return CODES.get(adversary, adversary).format(k=k, s=strategy)
 
 
+def _shown(c: Cell) -> str:
+    if c.ssim is None:
+        return NOT_ATTACKED
+    stopped = " stop" if "stopped" in c.text else ""
+    return f"{c.ssim:.2f} {c.recovered or ''}{stopped}".strip()
+
+
 def print_threats(
     console: Console,
     rows: Sequence[SummaryRow],
     attacks: Sequence[AttackSummaryRecord],
     keys: Mapping[str, str],
 ) -> None:
-    """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend and DP's bounds."""
+    """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend, per threat model
+    which configurations defended (with the images behind it, or what would decide it), the rule and test behind
+    what each adversary obtains, and DP's bounds."""
     from hebench.cli.summary import print_lines
 
     threats, cells = matrix(rows, attacks)
     if threats:
-        table = Table(
-            title="best attack by threat model: mean SSIM, images recovered",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            title_justify="left",
-        )
-        table.add_column("config", no_wrap=True)
-        for t in threats:
-            table.add_column(code(t), justify="right", no_wrap=True)
-        for row, line in zip(rows, cells, strict=True):
-            shown = []
-            for c in line:
-                if c.ssim is None:
-                    shown.append(NOT_ATTACKED)
-                else:
-                    stopped = " stop" if "stopped" in c.text else ""
-                    shown.append(f"{c.ssim:.2f} {c.recovered or ''}{stopped}".strip())
-            table.add_row(keys.get(row.config, row.config), *shown)
-        console.print(table)
+        labels = [keys.get(r.config, r.config) for r in rows]
+        shown = [[_shown(c) for c in line] for line in cells]
+        label_w = min(max(len(x) for x in [*labels, "config"]), 24)
+        cell_w = max(len(x) for line in shown for x in line)
+        fit = max(1, (console.width - label_w - 2) // (cell_w + 2))  # columns of cells that fit beside the labels
+        for first in range(0, len(threats), fit):
+            part = range(first, min(first + fit, len(threats)))
+            table = Table(
+                title="best attack by threat model: mean SSIM, images recovered"
+                + (f" ({first // fit + 1} of {-(-len(threats) // fit)})" if len(threats) > fit else ""),
+                box=box.SIMPLE_HEAD,
+                pad_edge=False,
+                title_justify="left",
+            )
+            table.add_column("config", no_wrap=True, max_width=label_w)
+            for t in part:
+                table.add_column(code(threats[t]), justify="right", no_wrap=True)
+            for label, line in zip(labels, shown, strict=True):
+                table.add_row(label, *(line[t] for t in part))
+            console.print(table)
         legend = "; ".join(f"{code(t)}: {threat_words(t)}" for t in threats)
         print_lines(console, "threats", "bold", [legend + ' (– not attacked or not defined; "stop": a defence)'], keys)
+        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks), keys)
+        print_lines(console, "evidence", "dim", evidence_lines(attacks), keys)
     print_lines(console, "DP bound", "bold", dp_bound_lines(attacks), keys)

@@ -116,8 +116,12 @@ def defence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
     against the honest-but-curious aggregator (other threat models have their own sections)."""
     attacks = [a for a in attacks if a.threat_key == "aggregator"]
     out = []
-    for name in dict.fromkeys(a.attack for a in attacks if not a.dry_run):
-        mine = [a for a in attacks if a.attack == name and not a.dry_run and "ssim" in a.scores]
+    batches = len({a.batch_size for a in attacks if not a.dry_run}) > 1
+    for name, batch in dict.fromkeys((a.attack, a.batch_size) for a in attacks if not a.dry_run):
+        # each batch size against raw's at that batch size: a batch of 4 is no defence against raw's batch of 1
+        mine = [
+            a for a in attacks if (a.attack, a.batch_size) == (name, batch) and not a.dry_run and "ssim" in a.scores
+        ]
         raw = raw_attack(mine)
         verdicts: dict[tuple[str, str], list[str]] = {}
         for a in mine:
@@ -128,8 +132,8 @@ def defence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
         if not verdicts:
             continue
         out.append(
-            f"Against {attack_name(mine[0])} (images recovered at SSIM ≥ 0.6, against raw's; Newcombe 95 % on "
-            "Wilson intervals) — "
+            f"Against {attack_name(mine[0])}{f' at batch {batch}' if batches else ''} (images recovered at SSIM ≥ 0.6, "
+            "against raw's; Newcombe 95 % on Wilson intervals) — "
             + "; ".join(
                 f"{verdict}: {', '.join(plans)} ({'each ' if len(plans) > 1 else ''}{text})"
                 for (verdict, text), plans in verdicts.items()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hebench.report.choose import choose, recovered_text
+from hebench.report.defended import attack_name, defence
 from hebench.report.options import DEFAULT_THREAT, Option, best_attack, recovered_interval
 from hebench.results.records import AttackSummaryRecord
 from hebench.results.summary import SummaryRow
@@ -88,6 +89,54 @@ def evidence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
     ]
 
 
+def _reference(attacks: Sequence[AttackSummaryRecord], config: str, attack: str, batch: int) -> Any:
+    return next(
+        (
+            a
+            for a in attacks
+            if a.config == config
+            and a.threat_key == DEFAULT_THREAT
+            and (a.attack, a.batch_size) == (attack, batch)
+            and not a.dry_run
+            and "ssim" in a.scores
+        ),
+        None,
+    )
+
+
+def threat_verdict_lines(attacks: Sequence[AttackSummaryRecord], reference: str = "raw") -> list[str]:
+    """Per threat model other than the default, attack and batch size: which configurations defended against
+    that adversary (images recovered clearly below the ``reference`` configuration's under the same adversary,
+    Newcombe 95 % on Wilson intervals), which did not, and where the evidence is too thin, what would decide it."""
+    out = []
+    done = [a for a in attacks if not a.dry_run and "ssim" in a.scores and a.threat_key != DEFAULT_THREAT]
+    for group in dict.fromkeys((a.threat_key, a.attack, a.batch_size) for a in done):
+        mine = [a for a in done if (a.threat_key, a.attack, a.batch_size) == group]
+        base, under = next((a for a in mine if a.config == reference), None), "the same adversary"
+        if base is None:  # the adversary needs parties raw has not (share or key holders): raw's aggregator sees it all
+            base, under = _reference(attacks, reference, group[1], group[2]), "the honest-but-curious aggregator"
+        verdicts: dict[tuple[str, str], list[str]] = {}
+        for a in mine:
+            if a is base:
+                continue
+            d = defence(a, base)
+            stopped = f"; stopped: {a.detected}" if a.detected else ""
+            verdicts.setdefault((d.verdict, d.text + stopped), []).append(a.config or a.plan)
+        if not verdicts:
+            continue
+        against = f"against {reference}'s under {under}" if base is not None else f"no {reference} attacked"
+        out.append(
+            f"{threat_words(group[0])}, {attack_name(mine[0])} at batch {group[2]} (images recovered at SSIM ≥ "
+            f"0.6, {against}) — "
+            + "; ".join(
+                f"{verdict}: {', '.join(configs)} ({'each ' if len(configs) > 1 else ''}{text})"
+                for (verdict, text), configs in verdicts.items()
+            )
+            + "."
+        )
+    return out
+
+
 def dp_bound_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
     """DP rows: the reconstruction bound the noise implies, beside what the attack recovered."""
     out = []
@@ -155,5 +204,5 @@ def threat_section(
         section["threats"].append(
             {"title": view.title, "chart": chart, "caption": chart_caption(options), "choose": view.choose}
         )
-    section["threat_lines"] = [*evidence_lines(attacks), *section["threat_lines"]]
+    section["threat_lines"] = [*threat_verdict_lines(attacks), *evidence_lines(attacks), *section["threat_lines"]]
     return section

@@ -63,6 +63,32 @@ def _inconsistency_plans(model_check: bool):
     return plan
 
 
+def test_the_inconsistent_round_sums_to_the_victims_update_alone():
+    """The "secure" sum a malicious aggregator gets by sending the non-victims the dead model is the victim's own
+    upload (within quantisation) on every coordinate it matches; control: the honest round's sum is not."""
+    from dataclasses import replace
+
+    from hebench.data.registry import load_federated
+    from hebench.inversion.conduits import convey
+    from hebench.inversion.evaluate import _batches, init_model
+    from hebench.inversion.observation import client_uploads
+
+    plan = _inconsistency_plans(model_check=False)
+    data = load_federated(plan.data, plan.seed)
+    model = init_model(plan.model, data.input_shape, data.num_classes, 0)
+    xs, ys = _batches(plan, data.clients, 0, plan.round_clients)
+    victim = flat(client_uploads(model, xs[:1], ys[:1], plan.local, None, plan.local_lr, 0)[0])
+    got = convey(plan, model, xs, ys, plan.local, 0)
+    assert got.gradients is not None and got.masks is not None and got.detected is None
+    live = flat(got.masks).astype(bool)
+    assert 0.99 < live.mean() < 1  # all but the classifier's bias
+    n = plan.round_clients
+    assert np.abs(flat(got.gradients) - victim)[live].max() <= n * n * STEP  # n rounded words, over w = 1/n
+    honest = convey(replace(plan, conduit="secagg"), model, xs, ys, plan.local, 0)
+    assert honest.gradients is not None
+    assert np.abs(flat(honest.gradients) - victim)[live].max() > 100 * n * n * STEP  # the mean of 3 is not it
+
+
 @pytest.mark.slow
 def test_model_inconsistency_isolates_the_victim_in_the_real_sum():
     plan = _inconsistency_plans(model_check=False)

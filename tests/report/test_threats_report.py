@@ -4,12 +4,20 @@ threat model gets its own options and "what to choose", and the matrix says what
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from rich.console import Console
 
 from hebench.cli.threats import code, print_threats
 from hebench.report.options import best_attack, options_for
-from hebench.report.threats import dp_bound_lines, matrix, threat_keys, threat_section, threat_words
+from hebench.report.threats import (
+    dp_bound_lines,
+    matrix,
+    threat_keys,
+    threat_section,
+    threat_verdict_lines,
+    threat_words,
+)
 from hebench.results.records import AttackSummaryRecord, record_from_json
 from tests.report.rows import row
 
@@ -98,3 +106,58 @@ def test_the_terminal_matrix_fits_80_columns_with_its_legend():
     assert "hbc" in text and code("colluding-clients:1") in text and "0.98 4/4" in text
     assert all(len(line) <= 80 for line in text.splitlines())
     assert code("malicious-aggregator:model-inconsistency") == "m-inc" and code("share-holders:2") == "sh2"
+
+
+def test_each_threat_models_verdict_carries_its_evidence_or_says_it_is_too_thin():
+    sharing = attack("ss3", 0.01, 0, "colluding-clients", k=1, obtains="sum", evidence="tests/z.py::t")
+    thin = [  # one image each
+        attack("raw", 0.9, 1, "observer", obtains="every-update", evidence="t"),
+        attack("raw/tls", 0.0, 0, "observer", obtains="nothing", evidence="t"),
+    ]
+    thin = [replace(a, scores={**a.scores, "success": {"k": a.scores["success"]["k"], "n": 1}}) for a in thin]
+    lines = threat_verdict_lines([*ATTACKS, sharing, *thin])
+    assert len(lines) == 2 and not any("honest-but-curious" in line for line in lines)  # the default has its own
+    colluding, observer = lines
+    assert colluding.startswith(threat_words("colluding-clients:1") + ", DLG at batch 1")
+    assert "not defended: host-he/ckks (4 of 4 images recovered" in colluding and "against raw 4 of 4" in colluding
+    assert "defended: ss3 (0 of 4 images recovered" in colluding
+    # one image each: too thin to call, and the line says what would decide it
+    assert "not enough evidence: raw/tls" in observer and "each would decide it" in observer
+
+
+def test_a_matrix_of_many_threat_models_splits_into_tables_that_fit_80_columns_unclipped():
+    threats = [
+        ("colluding-clients", {"k": 1}),
+        ("colluding-clients", {"k": 2}),
+        ("key-holder", {}),
+        ("observer", {}),
+        ("malicious-aggregator", {"strategy": "model-inconsistency", "detected": "round aborted"}),
+        ("malicious-aggregator", {"strategy": "trap-weights"}),
+        ("share-holders", {"k": 2}),
+    ]
+    many = [*ATTACKS[:2], *(attack("host-he/ckks", 0.95, 4, adv, **kw) for adv, kw in threats)]
+    out = Console(file=io.StringIO(), width=80, record=True)
+    print_threats(out, ROWS, many, {})
+    text = out.export_text()
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "…" not in text  # no cell or code clipped
+    assert text.count("best attack by threat model") >= 2
+    assert "0.95 4/4 stop" in text and all(code(k) in text for k in ("key-holder", "share-holders:2", "observer"))
+
+
+def test_share_holders_are_judged_against_raws_leakage_to_its_aggregator():
+    holders = attack("ss3", 0.01, 0, "share-holders", k=2, obtains="nothing", evidence="t")
+    (line,) = threat_verdict_lines([*ATTACKS[:2], holders])
+    assert "against raw's under the honest-but-curious aggregator" in line and "0 of 4 images recovered" in line
+    assert "defended: ss3" in line
+
+
+def test_a_larger_batch_is_judged_against_raw_at_that_batch_not_credited_as_a_defence():
+    from hebench.report.advice import defence_lines
+
+    raw4 = replace(attack("raw", 0.05, 0), plan="raw/b4", batch_size=4)
+    he4 = replace(attack("host-he/ckks", 0.05, 0), plan="host-he/ckks/b4", batch_size=4)
+    lines = defence_lines([*ATTACKS[:2], raw4, he4])
+    assert len(lines) == 2 and "at batch 4" in lines[1]
+    assert "raw/b4" not in lines[1]  # raw at batch 4 is the reference there, not a protection that defended
+    assert "the attack recovered no image from raw" in lines[1]
