@@ -16,6 +16,7 @@ from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, M
 from flwr.clientapp.typing import ClientAppCallable
 
 from hebench.errors import PartyError
+from hebench.fl.chunks import chunks_of
 from hebench.fl.cipher import Cipher
 from hebench.fl.meter import PhaseMeter, merge_phases
 from hebench.fl.update import layer_sizes
@@ -97,18 +98,26 @@ class ClientStep:
         cached = self.party.cached_global(self.context, digest)
         if cached is not None:
             return cached
-        decrypted = self.cipher.decrypt(cipher, int(config[AGG_EPOCH]), self.meter)
-        clear = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in plain]
+        decrypted = self._decrypt(cipher, int(config[AGG_EPOCH]))
+        with self.meter.phase("deserialize"):
+            clear = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in plain]
         vector = join(decrypted, np.concatenate(clear) if clear else np.empty(0), self.party.mask(self.context))
         self.party.keep_global(self.context, digest, vector)
         return vector
 
+    def _decrypt(self, blobs: tuple[bytes, ...], epoch: int) -> np.ndarray:
+        """An aggregate's ciphertext chunks decrypted one at a time (one chunk's ciphertext in memory)."""
+        parts = [self.cipher.decrypt_chunk(b, epoch, self.meter) for b in blobs]
+        return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.empty(0, np.float32)
+
     def _encrypt(self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool) -> ArrayRecord:
+        """The update as one Array per streamed chunk (``runtime.chunk_values`` values, whole ciphertexts)."""
         encrypted, plain = split(vector, mask)
         sizes = layer_sizes(self.party.local.model, "per-layer") if per_layer else [len(encrypted)]
-        cipher = self.cipher.encrypt(split_layers(encrypted, sizes), epoch, self.meter)
+        per_chunk = self.party.plan.suite.runtime.chunk_values
+        cipher = tuple(self.cipher.encrypt_stream(split_layers(encrypted, sizes), epoch, self.meter, per_chunk))
         with self.meter.phase("serialize"):
-            clear = (PLAIN.serialize(PLAIN.encrypt(plain)),) if mask is not None else ()
+            clear = tuple(PLAIN.serialize(PLAIN.encrypt(c)) for c in chunks_of([plain], per_chunk))
         return update_record(cipher, clear, self.stype)
 
     def _part(self, **fields: Any) -> dict[str, Any]:
@@ -186,7 +195,7 @@ class ClientStep:
         config = msg.content.config_records["config"]
         received = payload_bytes(msg.content)
         cipher, _ = update_parts(msg.content.array_records["arrays"], self.stype)
-        summed = self.cipher.decrypt(cipher, int(config[EPOCH]), self.meter)
+        summed = self._decrypt(cipher, int(config[EPOCH]))
         msg.content = RecordDict({"config": config, "arrays": model_record(summed)})
         reply = call_next(msg, self.context)
         if reply.has_error():

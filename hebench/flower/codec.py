@@ -1,10 +1,12 @@
 """hebench updates inside Flower records: ciphertext as bytes in custom-``stype`` Arrays, never numpy.
 
-An encrypted ArrayRecord holds the ciphertext blobs (``c0``, ``c1``, …) and,
-for selective updates, the plaintext part (``p0``) in hebench's checked wire
-format. ``Array.numpy()`` refuses these stypes, so a strategy cannot decode
-them by accident. A plaintext model (inside a client, or a raw-mode run) is
-one float32 numpy Array.
+An encrypted ArrayRecord holds one Array per streamed chunk (:mod:`hebench.fl.chunks`): the ciphertext
+chunks (``c0``, ``c1``, …) and, for selective updates, the plaintext chunks (``p0``, …) in hebench's
+checked wire format. Flower itself cuts every Array into ``FLWR_PRIVATE_MAX_ARRAY_CHUNK_SIZE`` pieces
+(5 MiB) on the wire, each far below gRPC's message limit, so an update of any size travels; hebench's
+chunks keep each Array (and each ciphertext the strategy deserialises) one chunk long. ``Array.numpy()``
+refuses these stypes, so a strategy cannot decode them by accident. A plaintext model (inside a client,
+or a raw-mode run) is one float32 numpy Array.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from flwr.app import Array, ArrayRecord, RecordDict
 from flwr.common.serde import recorddict_from_proto, recorddict_to_proto
+from flwr.proto.recorddict_pb2 import Array as ArrayProto
+from flwr.proto.recorddict_pb2 import ArrayRecord as ArrayRecordProto
 from flwr.proto.recorddict_pb2 import RecordDict as RecordDictProto
 
 from hebench.errors import CiphertextError
@@ -59,8 +63,38 @@ def is_encrypted(record: ArrayRecord) -> bool:
 
 
 def payload_bytes(content: RecordDict) -> int:
-    """Serialized size of a message's content (protobuf), without HTTP framing or TLS."""
-    return recorddict_to_proto(content).ByteSize()
+    """Serialized size of a message's content (protobuf), without HTTP framing or TLS.
+
+    Counted field by field, never serialising an Array's data: the same figure as
+    ``recorddict_to_proto(content).ByteSize()`` without a second copy of the update in memory (nor
+    protobuf's 2 GiB bound on one message, which a whole CKKS update of a 25 M-parameter model reaches).
+    """
+    total = 0
+    for key, record in content.items():
+        if isinstance(record, ArrayRecord):
+            items = sum(_field(_array_item_bytes(k, a)) for k, a in record.items())
+            size = RecordDictProto.Item(key=key).ByteSize() + _field(items)
+        else:
+            size = recorddict_to_proto(RecordDict({key: record})).items[0].ByteSize()
+        total += _field(size)
+    return total
+
+
+def _array_item_bytes(key: str, array: Array) -> int:
+    """Protobuf size of one ``ArrayRecord.Item``, its data counted, not copied."""
+    head = ArrayProto(dtype=array.dtype, shape=list(array.shape), stype=array.stype).ByteSize()
+    data = len(array.data)
+    body = head + (_field(data) if data else 0)
+    return ArrayRecordProto.Item(key=key).ByteSize() + _field(body)
+
+
+def _field(size: int) -> int:
+    """Bytes of a length-delimited field (tag below 16) whose payload is ``size`` bytes."""
+    return 1 + _varint_bytes(size) + size
+
+
+def _varint_bytes(value: int) -> int:
+    return max(1, (value.bit_length() + 6) // 7)
 
 
 def content_bytes(content: RecordDict) -> bytes:

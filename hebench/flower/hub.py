@@ -27,6 +27,7 @@ from hebench.errors import HebenchError, PartyError, RecordError
 from hebench.fl.key_authority import dial_engines
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
+from hebench.flower.hub_link import ORACLE_KINDS, ORACLE_PART
 from hebench.flower.hub_wire import admit, hub_tls, open_door, server_context
 from hebench.modes import KeyHolders
 from hebench.net.admission import HandshakePool
@@ -131,7 +132,13 @@ class Hub:
         try:
             hello = channel.recv("hello")
             channel.peer = "the server" if door == "server" else f"client {hello.meta.get('client')}"
+            vector: list[bytes] = []  # oracle_part slices of the next oracle record
             while (msg := channel.recv()).kind != "done":
+                if msg.kind == ORACLE_PART:
+                    vector.append(msg.parts[0])
+                    continue
+                if msg.kind in ORACLE_KINDS and not msg.parts:
+                    msg, vector = Message(msg.kind, msg.meta, (b"".join(vector),)), []
                 self._answer(channel, door, msg)
         except HebenchError as err:
             if door == "server" or "closed the connection" not in err.problem:
@@ -167,7 +174,7 @@ class Hub:
                 self.records.put(record_from_json(fields, strict=True))
             except RecordError as err:
                 raise PartyError(f"a malformed record from {channel.peer}: {err.problem}", "same hebench?") from None
-        elif msg.kind in ("oracle_update", "oracle_aggregate"):
+        elif msg.kind in ORACLE_KINDS:
             self.records.put({**msg.meta, "kind": msg.kind, "vector": np.frombuffer(msg.parts[0], dtype="<f4")})
         else:
             raise PartyError(f"unknown request '{msg.kind}'", "protocol mismatch: same hebench?")

@@ -9,7 +9,17 @@ import numpy as np
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
 from hebench.flower.hub_wire import knock
+from hebench.net.limits import max_frame_bytes
 from hebench.net.transport import Channel, Message
+
+ORACLE_KINDS = ("oracle_update", "oracle_aggregate")
+ORACLE_PART = "oracle_part"  # a slice of the next oracle record's vector
+ORACLE_PART_MAX = 16 << 20  # bytes of vector per frame at most
+
+
+def oracle_part_values() -> int:
+    """float32 values per ``oracle_part`` frame: 16 MiB, or less where the frame limit is lower."""
+    return max(1, min(ORACLE_PART_MAX, max_frame_bytes() - 4096) // 4)
 
 
 class HubLink:
@@ -37,11 +47,16 @@ class HubLink:
         self.channel.send(Message("record", record))
 
     def records(self, items: list[dict[str, Any]]) -> None:
-        """Forward records a party collected: oracle vectors as bytes, the rest as JSON."""
+        """Forward records a party collected: oracle vectors as float32 bytes in ``oracle_part`` frames (each
+        within the frame limit, whatever the model's size), then the record itself; the rest as JSON."""
         for item in items:
-            if item["kind"] in ("oracle_update", "oracle_aggregate"):
+            if item["kind"] in ORACLE_KINDS:
                 meta = {k: v for k, v in item.items() if k != "vector"}
-                self.channel.send(Message(item["kind"], meta, (np.asarray(item["vector"], "<f4").tobytes(),)))
+                vector = np.asarray(item["vector"], "<f4").ravel()
+                step = oracle_part_values()
+                for start in range(0, len(vector), step):
+                    self.channel.send(Message(ORACLE_PART, {}, (vector[start : start + step].tobytes(),)))
+                self.channel.send(Message(item["kind"], meta))
             else:
                 self.record(item)
 

@@ -17,6 +17,7 @@ from hebench.cli.main import app
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.errors import ParameterError
+from hebench.net.limits import ENV_MAX_FRAME, PREAUTH_MAX_FRAME
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
@@ -35,14 +36,16 @@ from hebench.flower.simulation import FlowerSimRuntime  # noqa: E402
 
 RAW, HOST_HE = "raw", "host-he_tenseal-ckks"
 ROUNDS, CLIENTS, PER_ROUND = 2, 5, 3
+HIDDEN, CHUNK = 8, 512  # 6,370 values: 13 chunks in raw, 2 ciphertext chunks (4,096 slots) in CKKS
 SUITE = {
     "name": "flower-sim-e2e",
     "seed": 5,
     "data": {"dataset": "digits", "clients": CLIENTS},
-    "model": {"name": "mlp", "hidden": 8},
+    "model": {"name": "mlp", "hidden": HIDDEN},
     "training": {"rounds": ROUNDS, "lr": 0.1, "clients_per_round": PER_ROUND},
     "configurations": [{"mode": "raw", "adapter": "plain"}, {"mode": "host-he", "adapter": "tenseal-ckks"}],
     "measure": {"transcripts": True, "timeout_s": 240},
+    "runtime": {"chunk_values": CHUNK},
 }
 
 
@@ -62,7 +65,7 @@ def sim(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module", params=["process", "pool"])
 def local(request, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp(f"local-{request.param}")
-    runtime = {"hosting": request.param, **({"workers": 2} if request.param == "pool" else {})}
+    runtime = {"hosting": request.param, "chunk_values": CHUNK, **({"workers": 2} if request.param == "pool" else {})}
     Runner(parse_suite({**SUITE, "runtime": runtime, "measure": {"timeout_s": 240}}), out).run()
     return out
 
@@ -160,9 +163,12 @@ def test_host_he_updates_reach_the_simulated_server_as_ciphertext_only(sim, labe
     replies = read_transcript(sim / "transcripts" / label / "aggregator-from-flower.bin")
     updates = [content_from_bytes(m.parts[0]) for m in replies if m.meta["type"] == "train"]
     assert len(updates) == ROUNDS * PER_ROUND
+    values = 28 * 28 * HIDDEN + HIDDEN + HIDDEN * 10 + 10  # digits as 28x28 images
+    chunks = -(-values // CHUNK) if stype == PLAIN_STYPE else -(-values // 4096)
     for content in updates:
         arrays = content.array_records["arrays"]
         assert arrays and all(a.stype == stype for a in arrays.values())
+        assert len(arrays) == chunks  # one Array per streamed chunk, as the local runtime cuts it
         if stype == CIPHER_STYPE:
             assert all(a.data.startswith(CIPHERTEXT_MAGIC) for a in arrays.values())
 
@@ -172,3 +178,25 @@ def test_offload_is_refused_with_the_reason_and_what_to_use(tmp_path):
     with pytest.raises(ParameterError, match="offload engine beside each client") as err:
         Runner(suite, tmp_path, runtime=FlowerSimRuntime()).run()
     assert "--engine flower" in err.value.fix
+
+
+def test_a_frame_limit_below_one_update_does_not_fail_a_flower_run(tmp_path, monkeypatch):
+    """64 KiB frames, a 204 kB update: Flower carries it in Array chunks, the hub takes its oracle copy in slices."""
+    monkeypatch.setenv(ENV_MAX_FRAME, str(PREAUTH_MAX_FRAME))
+    suite = {
+        **SUITE,
+        "model": {"name": "mlp", "hidden": 64},  # 50,890 values
+        "training": {"rounds": 1, "lr": 0.1, "clients_per_round": PER_ROUND},
+        "configurations": [{"mode": "raw", "adapter": "plain"}],
+        "measure": {"timeout_s": 240},
+    }
+    suite_file = tmp_path / "suite.yaml"
+    suite_file.write_text(yaml.safe_dump(suite))
+    out = tmp_path / "run"
+    args = ["run", str(suite_file), "--engine", "flower-sim", "--out", str(out), "--format", "json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (done,) = _records(out, "round")
+    assert done["max_abs_error"] <= 1e-6  # the hub rebuilt every oracle copy and checked the aggregate
+    servers = [p for p in _records(out, "party_round") if p["role"] == "aggregator"]
+    assert servers and all(min(s["update_bytes"].values()) > 2 * PREAUTH_MAX_FRAME for s in servers)
