@@ -74,6 +74,19 @@ class Collected:
     update_bytes: dict[int, int]  # bytes each client uploaded
     meta: dict[str, Any] = field(default_factory=dict)  # extra fields of the aggregate message
     total: RunningSum | None = None  # the aggregate as a running sum, streamed out chunk by chunk (no blobs)
+    left: dict[int, str] = field(default_factory=dict)  # chosen clients that left before uploading: their phase
+
+
+def survivors_weighted(
+    weights: dict[int, float], left: dict[int, str], applied: float
+) -> tuple[dict[int, float], dict[str, Any]]:
+    """FedAvg over the clients that arrived: their weights renormalised to total 1, and the aggregate message's
+    ``weight_total`` (the weights the sum carries, added up: each client divides the decrypted sum by it)."""
+    arrived = {i: w for i, w in weights.items() if i not in left}
+    if not left:
+        return arrived, {}
+    total = sum(arrived.values())
+    return ({i: w / total for i, w in arrived.items()} if total > 0 else {}), {"weight_total": applied}
 
 
 def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
@@ -81,11 +94,15 @@ def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Colle
 
     Clients told their pre-weight in the "train" message (:meth:`Aggregator.pre_weights_for`) weighed their
     ciphertexts themselves: those are added with weight 1.
+    Clients that left (:mod:`hebench.faults`) are left out of the sum; the survivors' weights are renormalised
+    by the clients after decryption (``weight_total`` in the aggregate message).
     """
     weights = fedavg_weights({i: agg.samples[i] for i in chosen})
     multipliers = {i: 1.0 for i in chosen} if agg.pre_weights else None
     total = agg.receive_running_sum(adapter, weights, check_samples=True, cipher_weights=multipliers)
-    return Collected((), 0, weights, dict(total.update_bytes), total=total)
+    left = dict(agg.left)
+    renormalised, meta = survivors_weighted(weights, left, total.survivor_weight)
+    return Collected((), 0, renormalised, dict(total.update_bytes), meta=meta, total=total, left=left)
 
 
 class Aggregator:
@@ -100,6 +117,7 @@ class Aggregator:
         self.adapter: HEAdapter | None = None
         self.pre_weights: dict[int, PreWeight] = {}  # this round's, when clients weigh before encryption
         self.peers: dict[str, Channel] = {}  # the mode's helpers that dialled in, by role
+        self.left: dict[int, str] = {}  # this round's clients that left before uploading, with their phase
 
     def adapter_for(self, round_index: int) -> tuple[int, HEAdapter]:
         """Public keys of the round's epoch, fetched from the key authority when it changes."""
@@ -159,7 +177,7 @@ class Aggregator:
                     "a client's shard must not change during a run",
                 )
 
-        receive_uploads({i: self.channels[i] for i in weights}, total, self.meter, check)
+        self.left = receive_uploads({i: self.channels[i] for i in weights}, total, self.meter, check)
         return total
 
     def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
@@ -174,8 +192,8 @@ class Aggregator:
         started, before = time.perf_counter(), self._traffic()
         epoch, adapter = self.adapter_for(r)
         suite = self.ctx.suite
-        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
-        self.pre_weights = self.pre_weights_for(chosen, adapter)
+        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
+        self.pre_weights, self.left = self.pre_weights_for(chosen, adapter), {}
         for i in chosen:
             meta = {"round": r, "epoch": epoch, "selected": chosen}
             if i in self.pre_weights:
@@ -185,7 +203,15 @@ class Aggregator:
         plain_parts = got.plain_parts
         wire_weights = {str(i): w for i, w in got.weights.items()}
         meta = {**got.meta, "round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
-        if got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
+        arrived = [i for i in chosen if i not in got.left]
+        skipped = len(arrived) < (suite.training.min_clients or 1)
+        if skipped:  # too few arrived: no aggregate, the global model stays as it was
+            aggregate_bytes, wire_weights = 0, {}
+            meta = {"round": r, "epoch": epoch, "weights": {}, "plain_parts": 0, "skipped": True}
+            with self.meter.phase("send"):
+                for ch in self.channels.values():
+                    ch.send(Message("aggregate", meta))
+        elif got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
             aggregate_bytes, plain_parts = send_aggregate(
                 list(self.channels.values()), got.total, "aggregate", meta, self.meter
             )
@@ -194,9 +220,16 @@ class Aggregator:
             with self.meter.phase("send"):
                 for ch in self.channels.values():
                     ch.send(Message("aggregate", meta, got.blobs))
+        left = dict(got.left)
         with self.meter.phase("wait"):
-            for ch in self.channels.values():
-                ch.recv("ack")
+            for i, ch in self.channels.items():
+                phase = ch.recv("ack").meta.get("left")  # left after its upload arrived (hebench.faults)
+                if phase is not None:
+                    left[i] = str(phase)
+        faults = {}
+        if left or skipped or self.ctx.suite.faults_for(self.ctx.config) is not None:
+            faults = {"arrived": tuple(arrived), "dropped": {str(i): p for i, p in sorted(left.items())}}
+            faults["skipped"] = skipped
         self.records.put(
             PartyRoundRecord(
                 config=self.ctx.config.label,
@@ -210,6 +243,7 @@ class Aggregator:
                 aggregate_bytes=aggregate_bytes,
                 plain_parts=plain_parts,
                 round_wall_s=time.perf_counter() - started,
+                **faults,
                 **self.meter.measured(),
             )
         )

@@ -167,12 +167,14 @@ class LocalModel:
         before: tuple[int, int],
         report: dict[str, Any],
         traffic: Callable[[], tuple[int, int]] | None = None,
+        ack: dict[str, Any] | None = None,
     ) -> None:
-        """Load the global model, acknowledge, and record this party's round (bytes since ``before``, on
-        ``channel`` or, where given, on every channel ``traffic()`` counts)."""
+        """Load the global model, acknowledge (``ack``: extra fields of the acknowledgement), and record this
+        party's round (bytes since ``before``, on ``channel`` or, where given, on every channel ``traffic()``
+        counts)."""
         with meter.phase("evaluate"):
             report.update(self.apply(r, vector, weights))
-        channel.send(Message("ack", {"round": r}))
+        channel.send(Message("ack", {"round": r, **(ack or {})}))
         sent, received = traffic() if traffic is not None else (channel.bytes_sent, channel.bytes_received)
         self.records.put(
             PartyRoundRecord(

@@ -42,16 +42,23 @@ def receive_uploads(
     total: RunningSum,
     meter: PhaseMeter,
     on_end: Callable[[int, dict[str, Any]], None] | None = None,
-) -> None:
+) -> dict[int, str]:
     """Every client's upload added to ``total`` as it arrives; ``on_end(client, meta)`` checks each end message.
 
-    A client may also send its whole update as one ``update`` message (older peers, secret sharing).
+    A client may also send its whole update as one ``update`` message (older peers, secret sharing), or
+    ``leave`` {round, phase} instead of an update (it dropped out or is late: :mod:`hebench.faults`).
+    Returns the clients that left, with the phase each left at.
     """
-    pending = list(channels)
+    pending, left = list(channels), {}
     while pending:
         for i in list(pending):
             with meter.phase("receive"):
                 msg = channels[i].recv()
+            if msg.kind == "leave":
+                total.drop(i)
+                left[i] = str(msg.meta.get("phase", "unknown"))
+                pending.remove(i)
+                continue
             if msg.kind in UPLOAD_KINDS:
                 with meter.phase("aggregate"):
                     total.add_chunk(i, msg.parts[0], plain=msg.kind == "plain_part")
@@ -68,6 +75,7 @@ def receive_uploads(
                 else:
                     total.finish(i)
             pending.remove(i)
+    return left
 
 
 def send_aggregate(

@@ -338,6 +338,13 @@ class Runner:
                 state["reported"].add(_party_name(rec))
                 if rec.role == "client" and rec.client == 0:
                     state["metrics"] = {"accuracy": rec.accuracy, "loss": rec.loss}
+                if rec.role == "aggregator" and rec.arrived is not None:  # faults: who arrived, who left
+                    state["faults"] = {
+                        "selected": len(rec.selected or ()),
+                        "arrived": len(rec.arrived),
+                        "dropped": dict(rec.dropped or {}),
+                        "skipped": rec.skipped,
+                    }
             else:
                 if isinstance(rec, PartySetupRecord):
                     awaiting_setup.discard(_party_name(rec))
@@ -348,7 +355,12 @@ class Runner:
             while round_index in pending and pending[round_index]["parties"] == reporters and oracle_ready:
                 state = pending.pop(round_index)
                 record = RoundRecord(
-                    config=label, round=round_index, **state["metrics"], **self._error(state), load_avg=_load_avg()
+                    config=label,
+                    round=round_index,
+                    **state["metrics"],
+                    **self._error(state),
+                    load_avg=_load_avg(),
+                    **state.get("faults", {}),
                 )
                 writer.write(record)
                 self.on_event(RunEvent(label, round_index, record.to_json()))
@@ -362,6 +374,8 @@ class Runner:
         if state["aggregate"] is None:
             return {}
         got, weights = state["aggregate"]
+        if not weights:  # a skipped round (too few clients arrived): no aggregate to check
+            return {}
         want = sum(float(w) * state["updates"][int(i)].astype(np.float64) for i, w in weights.items())
         err = np.abs(got.astype(np.float64) - want)
         return {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
