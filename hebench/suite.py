@@ -595,6 +595,11 @@ class Suite(_Frozen):
         assert spec is not None
         return spec.resolved()
 
+    def faults_tolerated(self, config: Configuration) -> bool:
+        """``config``'s aggregator finishes rounds with the clients that arrived, so a client process that dies is
+        a dropout of that round (the other modes' runs still end with it)."""
+        return config.mode in SURVIVOR_MODES
+
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
         per_round = self.training.clients_per_round

@@ -13,7 +13,7 @@ import numpy as np
 from hebench.crypto import load_adapter
 from hebench.crypto.base import HEAdapter
 from hebench.crypto.exact_weights import PreWeight, pre_weights
-from hebench.errors import PartyError
+from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
@@ -118,6 +118,26 @@ class Aggregator:
         self.pre_weights: dict[int, PreWeight] = {}  # this round's, when clients weigh before encryption
         self.peers: dict[str, Channel] = {}  # the mode's helpers that dialled in, by role
         self.left: dict[int, str] = {}  # this round's clients that left before uploading, with their phase
+        self.lost: set[int] = set()  # clients whose connection closed (a process that died): out for the run
+        self.tolerates_loss = ctx.suite.faults_tolerated(ctx.config)
+
+    def lose(self, client: int) -> None:
+        """``client``'s connection closed: it is a dropout of this round and out of the rest of the run."""
+        self.lost.add(client)
+        self.left.setdefault(client, "lost")
+        self.channels.pop(client, None)
+
+    def _lose_channel(self, channel: Channel) -> None:
+        self.lose(next(i for i, ch in list(self.channels.items()) if ch is channel))
+
+    def _send(self, client: int, msg: Message) -> None:
+        """``msg`` to ``client``; a closed connection is a lost client where the mode tolerates it."""
+        try:
+            self.channels[client].send(msg)
+        except PeerClosedError:
+            if not self.tolerates_loss:
+                raise
+            self.lose(client)
 
     def adapter_for(self, round_index: int) -> tuple[int, HEAdapter]:
         """Public keys of the round's epoch, fetched from the key authority when it changes."""
@@ -177,7 +197,13 @@ class Aggregator:
                     "a client's shard must not change during a run",
                 )
 
-        self.left = receive_uploads({i: self.channels[i] for i in weights}, total, self.meter, check)
+        for i in weights:
+            if i not in self.channels:  # lost earlier (its process died): out of the sum
+                total.drop(i)
+                self.left[i] = "lost"
+        alive = {i: self.channels[i] for i in weights if i in self.channels}
+        on_lost = self.lose if self.tolerates_loss else None
+        self.left.update(receive_uploads(alive, total, self.meter, check, on_lost))
         return total
 
     def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
@@ -198,34 +224,43 @@ class Aggregator:
             meta = {"round": r, "epoch": epoch, "selected": chosen}
             if i in self.pre_weights:
                 meta["pre"] = self.pre_weights[i].to_json()
-            self.channels[i].send(Message("train", meta))
+            if i in self.channels:
+                self._send(i, Message("train", meta))
         got = self.collect(self, chosen, adapter)
         plain_parts = got.plain_parts
         wire_weights = {str(i): w for i, w in got.weights.items()}
         meta = {**got.meta, "round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
         arrived = [i for i in chosen if i not in got.left]
-        skipped = len(arrived) < (suite.training.min_clients or 1)
+        spoiled = got.total is not None and got.total.spoiled_by is not None  # a client lost mid-upload
+        skipped = spoiled or len(arrived) < (suite.training.min_clients or 1)
         if skipped:  # too few arrived: no aggregate, the global model stays as it was
             aggregate_bytes, wire_weights = 0, {}
             meta = {"round": r, "epoch": epoch, "weights": {}, "plain_parts": 0, "skipped": True}
             with self.meter.phase("send"):
-                for ch in self.channels.values():
-                    ch.send(Message("aggregate", meta))
+                for i in list(self.channels):
+                    self._send(i, Message("aggregate", meta))
         elif got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
+            on_lost = self._lose_channel if self.tolerates_loss else None
             aggregate_bytes, plain_parts = send_aggregate(
-                list(self.channels.values()), got.total, "aggregate", meta, self.meter
+                list(self.channels.values()), got.total, "aggregate", meta, self.meter, on_lost
             )
         else:
             aggregate_bytes = sum(len(b) for b in got.blobs)
             with self.meter.phase("send"):
-                for ch in self.channels.values():
-                    ch.send(Message("aggregate", meta, got.blobs))
+                for i in list(self.channels):
+                    self._send(i, Message("aggregate", meta, got.blobs))
         left = dict(got.left)
         with self.meter.phase("wait"):
-            for i, ch in self.channels.items():
-                phase = ch.recv("ack").meta.get("left")  # left after its upload arrived (hebench.faults)
-                if phase is not None:
-                    left[i] = str(phase)
+            for i, ch in list(self.channels.items()):
+                try:
+                    phase = ch.recv("ack").meta.get("left")  # left after its upload arrived (hebench.faults)
+                except PeerClosedError:
+                    if not self.tolerates_loss:
+                        raise
+                    self.lose(i)
+                    phase = "lost_after_upload" if i in arrived else "lost"
+                if phase is not None and i in chosen:
+                    left.setdefault(i, str(phase))
         faults = {}
         if left or skipped or self.ctx.suite.faults_for(self.ctx.config) is not None:
             faults = {"arrived": tuple(arrived), "dropped": {str(i): p for i, p in sorted(left.items())}}
@@ -292,7 +327,7 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
         agg.agree_mask()
     for r in range(ctx.start_round, ctx.suite.training.rounds):
         agg.round(r)
-    for ch in channels.values():
+    for ch in agg.channels.values():  # the clients still connected
         ch.send(Message("done"))
         ch.close()
     ka.send(Message("done"))

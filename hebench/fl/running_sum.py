@@ -48,6 +48,7 @@ class _Part:
     def __init__(self, adapter: HEAdapter, weights: dict[int, float]) -> None:
         self.adapter, self.weights = adapter, weights
         self.expected = len(weights)  # contributions a complete chunk holds (fewer once clients drop out)
+        self.discard = False  # the round's sum is spoiled (a client lost mid-upload): chunks are read, not summed
         self.sums: list[EncryptedVector | bytes | None] = []
         self.lengths: list[int] = []
         self.added: list[int] = []  # contributions per chunk index
@@ -55,6 +56,9 @@ class _Part:
 
     def add(self, client: int, blob: bytes) -> None:
         k = self.next.get(client, 0)
+        if self.discard:
+            self.next[client] = k + 1
+            return
         vector = self.adapter.deserialize(blob)
         weighted = self.adapter.multiply_plain(vector, self.weights[client])
         del vector
@@ -105,17 +109,21 @@ class RunningSum:
         self._counts: tuple[int, int] | None = None  # chunks per update, from the first complete one
         self.added: set[int] = set()
         self.dropped: set[int] = set()  # clients that left before sending a chunk (hebench.faults)
+        self.spoiled_by: int | None = None  # a client lost after part of its update was summed: no aggregate
         self.update_bytes: dict[int, int] = {}
 
     def drop(self, client: int) -> None:
         """``client`` left the round before sending anything: the sum is complete without it. Its weight stays
-        out of the sum (the survivors' FedAvg weights total less than 1: :attr:`survivor_weight`)."""
+        out of the sum (the survivors' FedAvg weights total less than 1: :attr:`survivor_weight`).
+
+        A client lost after part of its update was summed spoils the sum (its chunks cannot be taken out without
+        holding every client's chunks): :attr:`spoiled_by` names it, the other uploads are still read (not
+        summed), and the round has no aggregate.
+        """
         self._check_open(client)
         if self._cipher.count(client) or self._plain.count(client):
-            raise PartyError(
-                f"client {client} left the round after part of its update was summed",
-                "a client leaves before its first chunk or after its last (hebench.faults)",
-            )
+            self.spoiled_by = client if self.spoiled_by is None else self.spoiled_by
+            self._cipher.discard = self._plain.discard = True
         self.dropped.add(client)
         self._cipher.expected -= 1
         self._plain.expected -= 1
@@ -162,6 +170,11 @@ class RunningSum:
         self.finish(client)
 
     def _complete(self) -> None:
+        if self.spoiled_by is not None:
+            raise PartyError(
+                f"client {self.spoiled_by} was lost mid-upload: this round's sum holds part of its update",
+                "the round has no aggregate (skipped); protocol bug if it was streamed",
+            )
         missing = set(self.weights) - self.added - self.dropped
         if self._counts is None or missing:
             raise PartyError(
