@@ -101,3 +101,11 @@ def test_faults_of_round_lists_only_the_clients_with_a_fault():
 def test_an_unresolved_spec_is_refused():
     with pytest.raises(ValueError, match="resolved"):
         fault_for(FaultsSpec(dropout=0.1), 0, 0)
+
+
+def test_flowers_runtime_refuses_faults_rather_than_running_without_them():
+    from hebench.flower.runner import refuse_faults
+
+    with pytest.raises(SuiteError, match="not applied on Flower's runtime"):
+        refuse_faults(_suite("faults.dropout=0.1"))
+    refuse_faults(_suite())  # no faults: nothing to refuse

@@ -95,3 +95,11 @@ def test_clients_record_where_they_left(run):
     assert left and all(r["dropout_phase"] in ("before_train", "after_train", "after_upload") for r in left)
     assert all("train" not in r["phases"] for r in left if r["dropout_phase"] == "before_train")
     assert all("train" in r["phases"] for r in left if r["dropout_phase"] == "after_train")
+
+
+def test_one_process_per_client_drops_the_same_clients_as_the_pool(run, tmp_path):
+    suite = {**SUITE, "runtime": {"hosting": "process"}, "configurations": [{"mode": "raw"}]}
+    Runner(parse_suite(json.loads(json.dumps(suite))), tmp_path).run()
+    pooled = {r["round"]: r["dropped"] for r in _of(run, "round") if r["config"] == "raw"}
+    processes = {r["round"]: r["dropped"] for r in _of(tmp_path, "round")}
+    assert processes == pooled and any(pooled.values())
