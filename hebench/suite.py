@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from hebench.errors import HebenchError, SuiteError
-from hebench.faults.spec import SURVIVOR_MODES, FaultsSpec
+from hebench.faults.spec import LOSS_TOLERANT_MODES, SURVIVOR_MODES, FaultsSpec
 from hebench.links.profiles import get_profile
 from hebench.modes import ModeSpec, get_mode, mode_names
 from hebench.modes.params import ModeParams
@@ -598,7 +598,7 @@ class Suite(_Frozen):
     def faults_tolerated(self, config: Configuration) -> bool:
         """``config``'s aggregator finishes rounds with the clients that arrived, so a client process that dies is
         a dropout of that round (the other modes' runs still end with it)."""
-        return config.mode in SURVIVOR_MODES
+        return config.mode in LOSS_TOLERANT_MODES
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:

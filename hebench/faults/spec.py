@@ -15,8 +15,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 PHASES = ("before_train", "after_train", "after_upload")
-# modes whose aggregator sums whoever arrived (the others recover through their own protocol: not yet wired)
-SURVIVOR_MODES = ("raw", "host-he", "offload")
+# modes whose rounds finish with the clients that arrived when others leave (secagg through its own protocol)
+SURVIVOR_MODES = ("raw", "host-he", "offload", "secagg")
+# modes whose runs also survive a client process that dies (its closed connection read as a dropout)
+LOSS_TOLERANT_MODES = ("raw", "host-he", "offload")
 
 
 class _Frozen(BaseModel):

@@ -100,6 +100,7 @@ class Client:
         expect = self.link.reply_kinds["train"]
         fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
         fault, left = self.fault(r), None
+        self.link.leaving = fault.dropout_phase if msg.kind == "train" else None
         held = model_vector(self.local.model) if self.faults is not None else None  # kept if the round is skipped
         if msg.kind == "train":
             left = self._train_and_upload(msg, r, epoch, fault, fit, report)

@@ -75,6 +75,8 @@ class Link(ABC):
             return first.kind
         return self.reply_kinds["map" if int(first.meta.get("round", 0)) < 0 else "train"]
 
+    leaving: str | None = None  # this round's drawn dropout phase (a link whose protocol has stages may use it)
+
     def leave(self, round_index: int, phase: str) -> None:
         """Leave the round without uploading (a simulated dropout, or late: :mod:`hebench.faults`): the
         aggregator closes the round with the others, as it would when this client's connection closed."""
