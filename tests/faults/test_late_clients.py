@@ -69,3 +69,21 @@ def test_the_stragglers_are_the_ones_the_fault_seed_draws(late_run):
     drawn = {(r, c) for r in range(2) for c in range(4) if fault_for(resolved, r, c).slowdown != 1}
     assert recorded == drawn and drawn  # the seed gives at least one straggler
     assert all(r.dropout_phase == "late" for r in clients)
+
+
+def test_the_report_has_a_dropouts_section_with_its_figure_and_table(late_run, tmp_path):
+    from hebench.report.build import build_report
+
+    out, _ = late_run
+    html = build_report([out], tmp_path / "late.html").read_text()
+    assert "Dropouts: what each protection pays" in html
+    csv = (tmp_path / "late_files" / "dropouts.csv").read_text().splitlines()
+    assert csv[1].startswith("raw,1.0,2,")  # every client late, both rounds skipped
+
+
+def test_records_without_fault_fields_still_load():
+    from hebench.results.records import record_from_json
+
+    old = {"kind": "round", "config": "raw", "round": 0, "accuracy": 0.5}
+    rec = record_from_json(old)
+    assert rec.arrived is None and rec.dropped is None and rec.skipped is None  # type: ignore[attr-defined]
