@@ -59,7 +59,9 @@ class LocalModel:
             suite, dp = self.ctx.suite, self.sample_dp
             steps = batch_count(len(self.data), suite.training)
             for r in range(self.ctx.start_round):
-                chosen = selected_clients(suite.seed, r, int(suite.data.clients), suite.training.clients_per_round)
+                chosen = selected_clients(
+                    suite.seed, r, int(suite.data.clients), suite.training.selected_count(int(suite.data.clients))
+                )
                 if self.ctx.client_index in chosen:
                     charges.append(Charge(r, steps, dp.sample_rate, dp.spec.noise_multiplier))
                     self.ledger.append(charges[-1])

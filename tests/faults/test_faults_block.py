@@ -48,8 +48,8 @@ def test_min_clients_counts_the_overselected_clients():
 
 
 def test_a_mode_without_survivor_rounds_is_refused_with_faults_and_told_how():
-    raw = {**BASE, "configurations": [{"mode": "raw"}, {"mode": "secret-sharing"}]}
-    with pytest.raises(SuiteError, match=r"configurations.1 \(secret-sharing\).*faults: \{dropout: 0"):
+    raw = {**BASE, "configurations": [{"mode": "raw"}, {"mode": "decryptor-he", "adapter": "tenseal-ckks"}]}
+    with pytest.raises(SuiteError, match=r"configurations.1 \(decryptor-he/tenseal-ckks\).*faults: \{dropout: 0"):
         _suite("faults.dropout=0.1", raw=raw)
     assert _suite("faults.dropout=0.1", "configurations.1.faults={dropout: 0}", raw=raw)
 

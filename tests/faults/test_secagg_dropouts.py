@@ -1,6 +1,7 @@
-"""secagg in the running system: clients that leave before advertising, after sharing their keys (their pairwise
-masks rebuilt from the neighbours' key shares) or after their masked upload (their self mask rebuilt from the
-seed shares) are recovered through SecAgg+'s own stages, and each round is the FedAvg of its survivors."""
+"""secagg and secret sharing in the running system. secagg: clients that leave before advertising, after sharing
+their keys (their pairwise masks rebuilt from the neighbours' key shares) or after their masked upload (their self
+mask rebuilt from the seed shares) are recovered through SecAgg+'s own stages. Secret sharing: a client that
+leaves tells every aggregator, which sum the shares that came. Each round is the FedAvg of its survivors."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ SUITE = {
     "training": {"rounds": 2},
     "runtime": {"hosting": "pool", "workers": 2},
     "faults": {"dropout": 0.3, "dropout_phase": "random", "seed": 1},  # every phase occurs (test_survivor_rounds)
-    "configurations": [{"mode": "secagg", "params": {"num_shares": 5, "reconstruction_threshold": 3}}],
+    "configurations": [
+        {"name": "secagg", "mode": "secagg", "params": {"num_shares": 5, "reconstruction_threshold": 3}},
+        {"name": "secret-sharing", "mode": "secret-sharing", "params": {"aggregators": 3}},
+    ],
 }
 
 
@@ -35,12 +39,12 @@ def run(tmp_path_factory) -> Path:
     return out
 
 
-def test_secagg_recovers_every_phase_and_aggregates_the_survivors(run):
+def test_secagg_and_secret_sharing_finish_every_phase_with_the_survivors(run):
     suite = parse_suite(json.loads(json.dumps(SUITE)))
     spec = suite.faults_for(suite.configurations[0])
     assert spec is not None
-    rounds = sorted(read_records(run / "results.jsonl", kind="round").records, key=lambda r: r.round)
-    assert [r.round for r in rounds] == [0, 1]
+    rounds = sorted(read_records(run / "results.jsonl", kind="round").records, key=lambda r: (r.config, r.round))
+    assert [(r.config, r.round) for r in rounds] == [(c, i) for c in ("secagg", "secret-sharing") for i in (0, 1)]
     for r in rounds:
         drawn = {str(c): f.dropout_phase for c in range(5) if (f := fault_for(spec, r.round, c)).drops}
         assert r.dropped == drawn and not r.skipped  # the same clients as every other mode
@@ -50,4 +54,4 @@ def test_secagg_recovers_every_phase_and_aggregates_the_survivors(run):
     phases = {p for r in rounds for p in (r.dropped or {}).values()}
     assert phases == {"before_train", "after_train", "after_upload"}
     aggregators = [r for r in read_records(run / "results.jsonl", kind="party_round").records if r.role == "aggregator"]
-    assert all("unmask" in r.phases for r in aggregators)  # the recovery's work, recorded per round
+    assert all("unmask" in r.phases for r in aggregators if r.config == "secagg")  # the recovery's work, per round
