@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import re
 import signal
 import threading
 import time
@@ -84,3 +85,32 @@ def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids
         -1
     ]
     assert set(aggregator.arrived or ()) == {0, 2} and set(aggregator.weights or {}) == {"0", "2"}
+
+
+def test_a_killed_share_holder_fails_the_run_with_a_record_naming_it(tmp_path, party_pids):
+    """The policy for a lost share holder: the round fails and the run ends (its shares cannot be rebuilt);
+    the run_failed record and the one-line error name it, and earlier rounds are kept."""
+    path, out = tmp_path / "suite.yaml", tmp_path / "out"
+    suite = {**SUITE, "configurations": [{"mode": "secret-sharing", "params": {"aggregators": 3}}]}
+    path.write_text(yaml.safe_dump(suite))
+    killed: list[int] = []
+
+    def kill_after_first_round() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if _rounds(out) and "aggregator-1" in party_pids:
+                os.kill(party_pids["aggregator-1"], signal.SIGKILL)
+                killed.append(len(_rounds(out)))
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_after_first_round, daemon=True)
+    killer.start()
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--no-report"])
+    killer.join(timeout=5)
+    assert killed, "the run finished before the share holder could be killed"
+    assert result.exit_code == 4, (result.output, result.exception)
+    assert re.search(r"aggregator[- ]1\b", result.output) and "fix:" in result.output  # the holder, named
+    failed = read_records(out / "results.jsonl", kind="run_failed").records
+    assert len(failed) == 1 and re.search(r"aggregator[- ]1\b", failed[0].problem) and failed[0].round is not None
+    assert _rounds(out)  # the rounds before it are kept
