@@ -75,6 +75,7 @@ class Collected:
     meta: dict[str, Any] = field(default_factory=dict)  # extra fields of the aggregate message
     total: RunningSum | None = None  # the aggregate as a running sum, streamed out chunk by chunk (no blobs)
     left: dict[int, str] = field(default_factory=dict)  # chosen clients that left before uploading: their phase
+    failed: str | None = None  # the round could not be recovered (why): skipped, the global model unchanged
 
 
 def survivors_weighted(
@@ -232,7 +233,7 @@ class Aggregator:
         meta = {**got.meta, "round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
         arrived = [i for i in chosen if i not in got.left]
         spoiled = got.total is not None and got.total.spoiled_by is not None  # a client lost mid-upload
-        skipped = spoiled or len(arrived) < (suite.training.min_clients or 1)
+        skipped = spoiled or got.failed is not None or len(arrived) < (suite.training.min_clients or 1)
         if skipped:  # too few arrived: no aggregate, the global model stays as it was
             aggregate_bytes, wire_weights = 0, {}
             meta = {"round": r, "epoch": epoch, "weights": {}, "plain_parts": 0, "skipped": True}
@@ -265,6 +266,8 @@ class Aggregator:
         if left or skipped or self.ctx.suite.faults_for(self.ctx.config) is not None:
             faults = {"arrived": tuple(arrived), "dropped": {str(i): p for i, p in sorted(left.items())}}
             faults["skipped"] = skipped
+            if got.failed is not None:
+                faults["skip_reason"] = got.failed
         self.records.put(
             PartyRoundRecord(
                 config=self.ctx.config.label,

@@ -55,7 +55,7 @@ class SecAggLink(DirectLink):
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         opened = super().open(msg, epoch, meter)
-        if self.params.model_check:
+        if self.params.model_check and not opened.skipped:
             with meter.phase("model_check"):
                 self.model_digest = hashlib.sha256(np.asarray(opened.encrypted, "<f4").tobytes()).digest()
         return opened

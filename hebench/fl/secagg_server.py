@@ -114,7 +114,11 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
             if msg.kind != "sa_reveal":
                 raise PartyError(f"expected 'sa_reveal' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             reveal[i] = msg
-        average = _unmask(masked, reveal, keys, graph, dropped, weights, params)
+        try:
+            average = _unmask(masked, reveal, keys, graph, dropped, weights, params)
+        except Unrecoverable as err:
+            err.left = {**{i: "lost" for i in dropped}, **left}
+            raise
     survivor_weight = sum(weights[i] for i in survivors)
     return SecAggResult(
         average=average,
@@ -166,9 +170,15 @@ def _unmask(
     return summed / sum(weights[i] for i in survivors)
 
 
+class Unrecoverable(PartyError):
+    """Fewer shares of a dropped client's secret came back than the threshold: this round has no sum."""
+
+    left: dict[int, str] = {}  # noqa: RUF012 - set per instance by collect_secagg
+
+
 def _rebuild(shares: list[bytes], owner: int, threshold: int) -> bytes:
     if len(shares) < threshold:
-        raise PartyError(
+        raise Unrecoverable(
             f"secagg: only {len(shares)} shares of client {owner}'s secret came back (threshold {threshold})",
             "too many clients dropped out: lower reconstruction_threshold or raise num_shares",
         )
@@ -179,7 +189,10 @@ def secagg_round(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Coll
     """The aggregator's half of a secagg round: the unmasked FedAvg of the survivors, as one plaintext blob."""
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecAggParams)
-    result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter)
+    try:
+        result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter)
+    except Unrecoverable as err:  # too many of a client's share holders left: the round fails, the run goes on
+        return Collected((), 0, {}, {}, {}, left=dict(err.left), failed=err.problem)
     blob = PLAIN.serialize(PLAIN.encrypt(result.average.astype(np.float32)))
     meta = {"survivors": list(result.survivors), "dropped": list(result.dropped)}
     # clients not in the aggregate, with their phase (a survivor that left after its upload is recorded by its ack)

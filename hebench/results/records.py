@@ -235,6 +235,7 @@ class PartyRoundRecord(Record, Measured):
     arrived: tuple[int, ...] | None = None  # selected clients whose update is in the aggregate
     dropped: Mapping[str, str] | None = None  # client -> phase it left at (before_train, after_train, ..., late)
     skipped: bool | None = None  # fewer than training.min_clients arrived: no aggregate, global model unchanged
+    skip_reason: str | None = None  # a round skipped because its protection could not recover (secagg's shares)
     dropout_phase: str | None = None  # a client that left this round: where (late: missed round_deadline_s)
     slowdown: float | None = None  # a straggler: its compute took this many times as long
 
@@ -261,6 +262,7 @@ class RoundRecord(Record):
     arrived: int | None = None
     dropped: Mapping[str, str] | None = None
     skipped: bool | None = None
+    skip_reason: str | None = None
 
 
 @_register("time_to_accuracy")

@@ -382,6 +382,7 @@ class Runner:
                         "arrived": len(rec.arrived),
                         "dropped": dict(rec.dropped or {}),
                         "skipped": rec.skipped,
+                        "skip_reason": rec.skip_reason,
                     }
             else:
                 if isinstance(rec, PartySetupRecord):
