@@ -54,6 +54,10 @@ class PartyError(HebenchError):
     exit_code = 4
 
 
+class PeerClosedError(PartyError):
+    """A party's peer closed the connection or died (the aggregator treats a lost client as a dropout)."""
+
+
 class RecordError(HebenchError):
     """A result record that does not match its kind's fields (unknown kind, missing or mistyped field)."""
 

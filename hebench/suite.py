@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import reprlib
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from hebench.errors import HebenchError, SuiteError
+from hebench.faults.spec import LOSS_TOLERANT_MODES, SURVIVOR_MODES, FaultsSpec
 from hebench.links.profiles import get_profile
 from hebench.modes import ModeSpec, get_mode, mode_names
 from hebench.modes.params import ModeParams
@@ -84,6 +86,37 @@ class TrainingSpec(_Frozen):
     momentum: float = Field(0.0, ge=0, lt=1)
     key_rotation_rounds: int | None = Field(None, ge=1)  # new keys every K rounds (None: one key set per run)
     target_accuracy: float | None = None  # time-to-accuracy: the first round whose global accuracy reaches this
+    # faults (docs/protocol.md "Dropouts and stragglers"): a client not ready to upload within the deadline is late
+    round_deadline_s: float | None = None  # None: no deadline
+    min_clients: int | None = None  # fewer arrivals than this: the round is skipped (the global model unchanged)
+    overselect: float = 1.0  # select ceil(clients_per_round * overselect) clients, so enough arrive
+
+    @field_validator("round_deadline_s")
+    @classmethod
+    def _positive_deadline(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f"round_deadline_s must be positive seconds, got {value}: write e.g. 30, or leave it out")
+        return value
+
+    @field_validator("min_clients")
+    @classmethod
+    def _at_least_one(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"min_clients must be at least 1, got {value}: write e.g. 2, or leave it out")
+        return value
+
+    @field_validator("overselect")
+    @classmethod
+    def _overselect(cls, value: float) -> float:
+        if not value >= 1:
+            raise ValueError(f"overselect is a factor of at least 1 (1: no over-selection), got {value}")
+        return value
+
+    def selected_count(self, clients: int) -> int:
+        """How many clients a round selects: ``clients_per_round`` (every client when unset) times
+        ``overselect``, rounded up, at most ``clients``."""
+        base = self.clients_per_round or clients
+        return min(clients, math.ceil(base * self.overselect - 1e-9))
 
     @field_validator("target_accuracy")
     @classmethod
@@ -329,6 +362,7 @@ class Configuration(_Frozen):
     transport: Literal["tcp", "tls"] = "tcp"  # tls: every party's channels over mutual TLS
     tee: TEESpec | None = None  # a modelled (never measured) TEE cost row from this configuration's run
     network: NetworkSpec | None = None  # keys given here override the suite's network (None: the suite's)
+    faults: FaultsSpec | None = None  # keys given here override the suite's faults (None: the suite's)
 
     @field_validator("params")
     @classmethod
@@ -539,6 +573,17 @@ class Suite(_Frozen):
     measure: MeasureSpec = MeasureSpec()
     runtime: RuntimeSpec = RuntimeSpec()
     network: NetworkSpec | None = None  # every party's links (None: loopback, unshaped); a configuration may override
+    faults: FaultsSpec | None = None  # clients that drop out or lag (None: none); a configuration may override
+
+    def faults_for(self, config: Configuration) -> FaultsSpec | None:
+        """The faults ``config`` runs with, every key set (the suite's with ``config.faults``' keys over them);
+        None: no client drops or lags."""
+        if config.faults is None and self.faults is None:
+            return None
+        spec = config.faults.over(self.faults) if config.faults is not None else self.faults
+        assert spec is not None
+        resolved = spec.resolved(self.seed)
+        return resolved if resolved.active else None
 
     def network_for(self, config: Configuration) -> NetworkSpec | None:
         """The links ``config`` runs on, every key set: the suite's ``network`` with the keys ``config.network``
@@ -549,6 +594,11 @@ class Suite(_Frozen):
         spec = config.network.over(self.network) if config.network is not None else self.network
         assert spec is not None
         return spec.resolved()
+
+    def faults_tolerated(self, config: Configuration) -> bool:
+        """``config``'s aggregator finishes rounds with the clients that arrived, so a client process that dies is
+        a dropout of that round (the other modes' runs still end with it)."""
+        return config.mode in LOSS_TOLERANT_MODES
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
@@ -585,6 +635,7 @@ class Suite(_Frozen):
                     except ValueError as err:
                         raise ValueError(f"configurations.{i}.params: {err}") from None
         self._check_threats()
+        self._check_faults()
         labels = [c.label for c in self.configurations]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
@@ -593,6 +644,24 @@ class Suite(_Frozen):
                 "params, packing and selective settings); give each a distinct name: field"
             )
         return self
+
+    def _check_faults(self) -> None:
+        """``min_clients`` fits the round, and every configuration with faults can finish rounds with survivors."""
+        least = self.training.min_clients
+        if least is not None and self.data.clients != "all":
+            per_round = self.training.selected_count(self.data.clients)
+            if least > per_round:
+                raise ValueError(
+                    f"training.min_clients={least} is above the {per_round} clients a round selects: "
+                    "lower min_clients, or raise clients_per_round or overselect"
+                )
+        for i, config in enumerate(self.configurations):
+            if self.faults_for(config) is not None and config.mode not in SURVIVOR_MODES:
+                raise ValueError(
+                    f"configurations.{i} ({config.label}): mode {config.mode} does not yet finish rounds with the "
+                    f"survivors in the running system; with faults use {', '.join(SURVIVOR_MODES)}, or set "
+                    f"configurations.{i}.faults: {{dropout: 0, stragglers: {{share: 0}}}}"
+                )
 
     def _check_threats(self) -> None:
         """Each threat model fits every configuration whose mode defines it, and at least one defines it."""

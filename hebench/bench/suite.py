@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences,dropouts",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
@@ -153,6 +153,11 @@ def main() -> None:
 
         result = bigmodels()
         (args.out / "bigmodels.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "dropouts" in only:
+        from hebench.bench.dropouts import dropouts
+
+        result = dropouts()
+        (args.out / "dropouts.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "scale" in only:
         from hebench.bench.scale import scale
 

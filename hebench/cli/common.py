@@ -82,14 +82,29 @@ def fit(label: str, width: int) -> str:
     return label[: (keep + 1) // 2] + "…" + label[len(label) - keep // 2 :]
 
 
+def arrivals(record: dict[str, Any] | None) -> str:
+    """A round's dropouts for the terminal (``7/10 arrived``, ``skipped 0/10``); empty without faults."""
+    record = record or {}
+    if record.get("arrived") is None or record.get("selected") is None:
+        return ""
+    counts = f"{record['arrived']}/{record['selected']}"
+    return f"skipped {counts}" if record.get("skipped") else f"{counts} arrived"
+
+
 def round_text(
-    config: str, round_index: int, rounds: int, accuracy: float | None, width: int, elapsed: str | None = None
+    config: str,
+    round_index: int,
+    rounds: int,
+    accuracy: float | None,
+    width: int,
+    elapsed: str | None = None,
+    arrived: str = "",
 ) -> str:
-    """``config: round r/n  accuracy a  elapsed t`` in at most ``width`` columns: shorter words first, then
-    the label elided in the middle."""
+    """``config: round r/n  accuracy a  [7/10 arrived]  elapsed t`` in at most ``width`` columns: shorter words
+    first, then the label elided in the middle."""
     acc = "" if accuracy is None else f"{accuracy:.3f}"
-    long = f"round {round_index}/{rounds}" + (f"  accuracy {acc}" if acc else "")
-    short = f"round {round_index}/{rounds}" + (f" acc {acc}" if acc else "")
+    long = f"round {round_index}/{rounds}" + (f"  accuracy {acc}" if acc else "") + (f"  {arrived}" if arrived else "")
+    short = f"round {round_index}/{rounds}" + (f" acc {acc}" if acc else "") + (f" {arrived}" if arrived else "")
     if elapsed:
         long, short = f"{long}  elapsed {elapsed}", f"{short} {elapsed}"
     for words in (long, short):
@@ -120,7 +135,9 @@ class RoundLines:
             line = f"{fit(event.config, width - len(tail))}{tail}"
         else:
             acc = (event.record or {}).get("accuracy")
-            line = round_text(event.config, event.round + 1, self.rounds, acc, width, f"{elapsed} s")
+            line = round_text(
+                event.config, event.round + 1, self.rounds, acc, width, f"{elapsed} s", arrivals(event.record)
+            )
         self.out.print(line, soft_wrap=True, highlight=False, markup=False)
 
 

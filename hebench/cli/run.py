@@ -13,6 +13,7 @@ import typer
 from hebench.cli.common import (
     OutputFormat,
     RoundLines,
+    arrivals,
     console,
     err_console,
     fit,
@@ -144,7 +145,9 @@ def run(
                 progress.update(task, description=f"{fit(event.config, PROGRESS_TEXT - len(what) - 2)}: {what}")
                 return
             acc = (event.record or {}).get("accuracy")
-            text = round_text(event.config, event.round + 1, suite.training.rounds, acc, PROGRESS_TEXT)
+            text = round_text(
+                event.config, event.round + 1, suite.training.rounds, acc, PROGRESS_TEXT, None, arrivals(event.record)
+            )
             progress.update(task, description=text)
             progress.advance(task)
 

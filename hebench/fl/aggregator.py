@@ -13,7 +13,7 @@ import numpy as np
 from hebench.crypto import load_adapter
 from hebench.crypto.base import HEAdapter
 from hebench.crypto.exact_weights import PreWeight, pre_weights
-from hebench.errors import PartyError
+from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
@@ -74,6 +74,20 @@ class Collected:
     update_bytes: dict[int, int]  # bytes each client uploaded
     meta: dict[str, Any] = field(default_factory=dict)  # extra fields of the aggregate message
     total: RunningSum | None = None  # the aggregate as a running sum, streamed out chunk by chunk (no blobs)
+    left: dict[int, str] = field(default_factory=dict)  # chosen clients that left before uploading: their phase
+    failed: str | None = None  # the round could not be recovered (why): skipped, the global model unchanged
+
+
+def survivors_weighted(
+    weights: dict[int, float], left: dict[int, str], applied: float
+) -> tuple[dict[int, float], dict[str, Any]]:
+    """FedAvg over the clients that arrived: their weights renormalised to total 1, and the aggregate message's
+    ``weight_total`` (the weights the sum carries, added up: each client divides the decrypted sum by it)."""
+    arrived = {i: w for i, w in weights.items() if i not in left}
+    if not left:
+        return arrived, {}
+    total = sum(arrived.values())
+    return ({i: w / total for i, w in arrived.items()} if total > 0 else {}), {"weight_total": applied}
 
 
 def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
@@ -81,11 +95,15 @@ def sum_uploads(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Colle
 
     Clients told their pre-weight in the "train" message (:meth:`Aggregator.pre_weights_for`) weighed their
     ciphertexts themselves: those are added with weight 1.
+    Clients that left (:mod:`hebench.faults`) are left out of the sum; the survivors' weights are renormalised
+    by the clients after decryption (``weight_total`` in the aggregate message).
     """
     weights = fedavg_weights({i: agg.samples[i] for i in chosen})
     multipliers = {i: 1.0 for i in chosen} if agg.pre_weights else None
     total = agg.receive_running_sum(adapter, weights, check_samples=True, cipher_weights=multipliers)
-    return Collected((), 0, weights, dict(total.update_bytes), total=total)
+    left = dict(agg.left)
+    renormalised, meta = survivors_weighted(weights, left, total.survivor_weight)
+    return Collected((), 0, renormalised, dict(total.update_bytes), meta=meta, total=total, left=left)
 
 
 class Aggregator:
@@ -100,6 +118,27 @@ class Aggregator:
         self.adapter: HEAdapter | None = None
         self.pre_weights: dict[int, PreWeight] = {}  # this round's, when clients weigh before encryption
         self.peers: dict[str, Channel] = {}  # the mode's helpers that dialled in, by role
+        self.left: dict[int, str] = {}  # this round's clients that left before uploading, with their phase
+        self.lost: set[int] = set()  # clients whose connection closed (a process that died): out for the run
+        self.tolerates_loss = ctx.suite.faults_tolerated(ctx.config)
+
+    def lose(self, client: int) -> None:
+        """``client``'s connection closed: it is a dropout of this round and out of the rest of the run."""
+        self.lost.add(client)
+        self.left.setdefault(client, "lost")
+        self.channels.pop(client, None)
+
+    def _lose_channel(self, channel: Channel) -> None:
+        self.lose(next(i for i, ch in list(self.channels.items()) if ch is channel))
+
+    def _send(self, client: int, msg: Message) -> None:
+        """``msg`` to ``client``; a closed connection is a lost client where the mode tolerates it."""
+        try:
+            self.channels[client].send(msg)
+        except PeerClosedError:
+            if not self.tolerates_loss:
+                raise
+            self.lose(client)
 
     def adapter_for(self, round_index: int) -> tuple[int, HEAdapter]:
         """Public keys of the round's epoch, fetched from the key authority when it changes."""
@@ -159,7 +198,13 @@ class Aggregator:
                     "a client's shard must not change during a run",
                 )
 
-        receive_uploads({i: self.channels[i] for i in weights}, total, self.meter, check)
+        for i in weights:
+            if i not in self.channels:  # lost earlier (its process died): out of the sum
+                total.drop(i)
+                self.left[i] = "lost"
+        alive = {i: self.channels[i] for i in weights if i in self.channels}
+        on_lost = self.lose if self.tolerates_loss else None
+        self.left.update(receive_uploads(alive, total, self.meter, check, on_lost))
         return total
 
     def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
@@ -174,29 +219,55 @@ class Aggregator:
         started, before = time.perf_counter(), self._traffic()
         epoch, adapter = self.adapter_for(r)
         suite = self.ctx.suite
-        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
-        self.pre_weights = self.pre_weights_for(chosen, adapter)
+        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
+        self.pre_weights, self.left = self.pre_weights_for(chosen, adapter), {}
         for i in chosen:
             meta = {"round": r, "epoch": epoch, "selected": chosen}
             if i in self.pre_weights:
                 meta["pre"] = self.pre_weights[i].to_json()
-            self.channels[i].send(Message("train", meta))
+            if i in self.channels:
+                self._send(i, Message("train", meta))
         got = self.collect(self, chosen, adapter)
         plain_parts = got.plain_parts
         wire_weights = {str(i): w for i, w in got.weights.items()}
         meta = {**got.meta, "round": r, "epoch": epoch, "weights": wire_weights, "plain_parts": plain_parts}
-        if got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
+        arrived = [i for i in chosen if i not in got.left]
+        spoiled = got.total is not None and got.total.spoiled_by is not None  # a client lost mid-upload
+        skipped = spoiled or got.failed is not None or len(arrived) < (suite.training.min_clients or 1)
+        if skipped:  # too few arrived: no aggregate, the global model stays as it was
+            aggregate_bytes, wire_weights = 0, {}
+            meta = {"round": r, "epoch": epoch, "weights": {}, "plain_parts": 0, "skipped": True}
+            with self.meter.phase("send"):
+                for i in list(self.channels):
+                    self._send(i, Message("aggregate", meta))
+        elif got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
+            on_lost = self._lose_channel if self.tolerates_loss else None
             aggregate_bytes, plain_parts = send_aggregate(
-                list(self.channels.values()), got.total, "aggregate", meta, self.meter
+                list(self.channels.values()), got.total, "aggregate", meta, self.meter, on_lost
             )
         else:
             aggregate_bytes = sum(len(b) for b in got.blobs)
             with self.meter.phase("send"):
-                for ch in self.channels.values():
-                    ch.send(Message("aggregate", meta, got.blobs))
+                for i in list(self.channels):
+                    self._send(i, Message("aggregate", meta, got.blobs))
+        left = dict(got.left)
         with self.meter.phase("wait"):
-            for ch in self.channels.values():
-                ch.recv("ack")
+            for i, ch in list(self.channels.items()):
+                try:
+                    phase = ch.recv("ack").meta.get("left")  # left after its upload arrived (hebench.faults)
+                except PeerClosedError:
+                    if not self.tolerates_loss:
+                        raise
+                    self.lose(i)
+                    phase = "lost_after_upload" if i in arrived else "lost"
+                if phase is not None and i in chosen:
+                    left.setdefault(i, str(phase))
+        faults = {}
+        if left or skipped or self.ctx.suite.faults_for(self.ctx.config) is not None:
+            faults = {"arrived": tuple(arrived), "dropped": {str(i): p for i, p in sorted(left.items())}}
+            faults["skipped"] = skipped
+            if got.failed is not None:
+                faults["skip_reason"] = got.failed
         self.records.put(
             PartyRoundRecord(
                 config=self.ctx.config.label,
@@ -210,6 +281,7 @@ class Aggregator:
                 aggregate_bytes=aggregate_bytes,
                 plain_parts=plain_parts,
                 round_wall_s=time.perf_counter() - started,
+                **faults,
                 **self.meter.measured(),
             )
         )
@@ -258,7 +330,7 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
         agg.agree_mask()
     for r in range(ctx.start_round, ctx.suite.training.rounds):
         agg.round(r)
-    for ch in channels.values():
+    for ch in agg.channels.values():  # the clients still connected
         ch.send(Message("done"))
         ch.close()
     ka.send(Message("done"))

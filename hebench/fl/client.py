@@ -7,17 +7,19 @@ train, split by the selective mask, upload, wait, open, evaluate — is here.
 
 from __future__ import annotations
 
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
 from hebench.errors import PartyError
+from hebench.faults import NO_FAULT, Fault, fault_for
 from hebench.fl.link import Link
 from hebench.fl.local_model import LocalModel
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
-from hebench.fl.update import layer_sizes
+from hebench.fl.update import layer_sizes, model_vector
 from hebench.fl.update import split as split_layers
 from hebench.fl.value_range import RangeFit, ValueRange
 from hebench.modes.spec import resolve
@@ -33,6 +35,12 @@ class Client:
         self.sizes = layer_sizes(local.model, ctx.config.packing)
         self.mask = local.initial_mask()
         self.range = ValueRange.of(ctx.config)
+        self.faults = ctx.suite.faults_for(ctx.config)  # None: this client never drops out or lags
+        self.deadline_s = ctx.suite.training.round_deadline_s
+
+    def fault(self, round_index: int) -> Fault:
+        """This client's drawn fault in ``round_index`` (the same in every configuration and runtime)."""
+        return NO_FAULT if self.faults is None else fault_for(self.faults, round_index, self.index)
 
     def _traffic(self) -> tuple[int, int]:
         return self.link.traffic()
@@ -78,20 +86,24 @@ class Client:
 
     def round(self, msg: Message) -> None:
         """One round: train and upload when told to ("train"; else this round's aggregate is arriving), then open
-        the aggregate into the model."""
+        the aggregate into the model.
+
+        With faults (:mod:`hebench.faults`) a selected client may leave at its drawn phase: ``before_train``
+        (it does no work), ``after_train`` (it trained but sends nothing), ``after_upload`` (its update is in
+        the aggregate; it does not acknowledge it). A straggler computes ``slowdown`` times as long; one not
+        ready to upload within ``training.round_deadline_s`` of the instruction is late and sends nothing. A
+        client that left still loads the aggregate: it rejoins the next round with the global model.
+        """
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = self._traffic()
         report: dict[str, Any] = {"epoch": epoch}
         expect = self.link.reply_kinds["train"]
         fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
+        fault, left = self.fault(r), None
+        self.link.leaving = fault.dropout_phase if msg.kind == "train" else None
+        held = model_vector(self.local.model) if self.faults is not None else None  # kept if the round is skipped
         if msg.kind == "train":
-            with self.meter.phase("train"):
-                vector, report["train_loss"] = self.local.train(r)
-            meta = {"round": r, "epoch": epoch, "samples": self.local.samples}
-            if msg.meta.get("pre"):
-                meta["pre"] = msg.meta["pre"]
-            self._upload(meta, vector, fit, report)
-            del vector
+            left = self._train_and_upload(msg, r, epoch, fault, fit, report)
             with self.meter.phase("wait"):
                 msg = self.link.channel.recv()
         if not self.link.starts_aggregate(msg.kind, expect):
@@ -101,11 +113,52 @@ class Client:
         opened = self.link.open(msg, epoch, self.meter)
         if opened.engine is not None:
             report["engine"] = opened.engine
-        vector = join(opened.encrypted, opened.plain, self.mask)
-        if fit is not None:
-            fit.restore(vector)
-            report["range_scale_max"] = fit.largest
-        self.local.finish_round(self.link.channel, r, vector, opened.weights, self.meter, before, report, self._traffic)
+        if opened.skipped:  # too few arrived: the global model stays as it was
+            assert held is not None, "a skipped round needs faults"
+            vector, report["skipped"] = held, True
+        else:
+            vector = join(opened.encrypted, opened.plain, self.mask)
+            if opened.weight_total != 1.0:  # FedAvg over the survivors: the sum carries their weights only
+                vector = (vector.astype(np.float64) / opened.weight_total).astype(np.float32)
+            if fit is not None:
+                fit.restore(vector)
+                report["range_scale_max"] = fit.largest
+        ack = {"left": "after_upload"} if left == "after_upload" else None
+        self.local.finish_round(
+            self.link.channel, r, vector, opened.weights, self.meter, before, report, self._traffic, ack
+        )
+
+    def _train_and_upload(
+        self, msg: Message, r: int, epoch: int, fault: Fault, fit: RangeFit | None, report: dict[str, Any]
+    ) -> str | None:
+        """Train and upload, or leave where this round's fault says; returns the phase left at (None: stayed)."""
+        if fault.slowdown != 1.0:
+            report["slowdown"] = fault.slowdown
+        if fault.dropout_phase == "before_train":
+            return self._leave(r, "before_train", report)
+        told = time.perf_counter()
+        with self.meter.phase("train"):
+            vector, report["train_loss"] = self.local.train(r)
+            if fault.slowdown > 1.0:  # a slower device: the same work takes longer in wall time
+                time.sleep((fault.slowdown - 1.0) * (time.perf_counter() - told))
+        if fault.dropout_phase == "after_train":
+            return self._leave(r, "after_train", report)
+        if self.deadline_s is not None and time.perf_counter() - told > self.deadline_s:
+            return self._leave(r, "late", report)
+        meta = {"round": r, "epoch": epoch, "samples": self.local.samples}
+        if msg.meta.get("pre"):
+            meta["pre"] = msg.meta["pre"]
+        self._upload(meta, vector, fit, report)
+        del vector
+        if fault.dropout_phase == "after_upload":
+            report["dropout_phase"] = "after_upload"
+            return "after_upload"
+        return None
+
+    def _leave(self, r: int, phase: str, report: dict[str, Any]) -> str:
+        report["dropout_phase"] = phase
+        self.link.leave(r, phase)
+        return phase
 
     def _upload(self, meta: dict[str, Any], vector: np.ndarray, fit: RangeFit | None, report: dict[str, Any]) -> None:
         """Split the update by the selective mask, fit it into the adapter's range, hand it to the link."""

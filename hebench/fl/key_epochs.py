@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from hebench.crypto import create_adapter
+from hebench.errors import PeerClosedError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.net.transport import Channel, Message
@@ -59,5 +60,10 @@ class EpochKeys:
 
     def _push(self, epoch: int, secret: bytes, public: bytes) -> None:
         """Hand the epoch's secret set to every holder that is pushed to (a mode may push more: decryptor-he)."""
-        for holder in self.pushed:
-            holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+        for holder in list(self.pushed):
+            try:
+                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+            except PeerClosedError:  # a client (or its engine) that died is a dropout, not the end of the run
+                if not self.ctx.suite.faults_tolerated(self.ctx.config):
+                    raise
+                self.pushed.remove(holder)

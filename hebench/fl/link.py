@@ -39,6 +39,13 @@ class Opened:
     plain: np.ndarray
     weights: dict[str, float]
     engine: EngineReport | None = None  # the engine's measurements for this round (offload)
+    weight_total: float = 1.0  # the FedAvg weights the sum carries, added up (< 1 when clients dropped out)
+    skipped: bool = False  # too few clients arrived: no aggregate (the global model stays)
+
+    @classmethod
+    def survivors_of(cls, meta: dict[str, Any]) -> dict[str, Any]:
+        """The fault fields of an aggregate's end message (:mod:`hebench.faults`), as keyword arguments."""
+        return {"weight_total": float(meta.get("weight_total", 1.0)), "skipped": bool(meta.get("skipped", False))}
 
 
 class Link(ABC):
@@ -67,6 +74,13 @@ class Link(ABC):
         if first.kind in self.reply_kinds.values():
             return first.kind
         return self.reply_kinds["map" if int(first.meta.get("round", 0)) < 0 else "train"]
+
+    leaving: str | None = None  # this round's drawn dropout phase (a link whose protocol has stages may use it)
+
+    def leave(self, round_index: int, phase: str) -> None:
+        """Leave the round without uploading (a simulated dropout, or late: :mod:`hebench.faults`): the
+        aggregator closes the round with the others, as it would when this client's connection closed."""
+        self.channel.send(Message("leave", {"round": round_index, "phase": phase}))
 
     def traffic(self) -> tuple[int, int]:
         """(bytes sent, bytes received) on every channel of this client's round so far."""
@@ -112,7 +126,7 @@ class DirectLink(Link):
             return self.cipher.decrypt_chunk(blob, epoch, meter)
 
         encrypted, clear, last = read_aggregate(self.channel, msg, self.end_of(msg), self.chunk_kinds, decrypt, meter)
-        return Opened(encrypted, clear, last.meta["weights"])
+        return Opened(encrypted, clear, last.meta["weights"], **Opened.survivors_of(last.meta))
 
     def close(self) -> None:
         self.cipher.close()

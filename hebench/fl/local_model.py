@@ -59,7 +59,9 @@ class LocalModel:
             suite, dp = self.ctx.suite, self.sample_dp
             steps = batch_count(len(self.data), suite.training)
             for r in range(self.ctx.start_round):
-                chosen = selected_clients(suite.seed, r, int(suite.data.clients), suite.training.clients_per_round)
+                chosen = selected_clients(
+                    suite.seed, r, int(suite.data.clients), suite.training.selected_count(int(suite.data.clients))
+                )
                 if self.ctx.client_index in chosen:
                     charges.append(Charge(r, steps, dp.sample_rate, dp.spec.noise_multiplier))
                     self.ledger.append(charges[-1])
@@ -167,12 +169,14 @@ class LocalModel:
         before: tuple[int, int],
         report: dict[str, Any],
         traffic: Callable[[], tuple[int, int]] | None = None,
+        ack: dict[str, Any] | None = None,
     ) -> None:
-        """Load the global model, acknowledge, and record this party's round (bytes since ``before``, on
-        ``channel`` or, where given, on every channel ``traffic()`` counts)."""
+        """Load the global model, acknowledge (``ack``: extra fields of the acknowledgement), and record this
+        party's round (bytes since ``before``, on ``channel`` or, where given, on every channel ``traffic()``
+        counts)."""
         with meter.phase("evaluate"):
             report.update(self.apply(r, vector, weights))
-        channel.send(Message("ack", {"round": r}))
+        channel.send(Message("ack", {"round": r, **(ack or {})}))
         sent, received = traffic() if traffic is not None else (channel.bytes_sent, channel.bytes_received)
         self.records.put(
             PartyRoundRecord(

@@ -47,6 +47,8 @@ class _Part:
 
     def __init__(self, adapter: HEAdapter, weights: dict[int, float]) -> None:
         self.adapter, self.weights = adapter, weights
+        self.expected = len(weights)  # contributions a complete chunk holds (fewer once clients drop out)
+        self.discard = False  # the round's sum is spoiled (a client lost mid-upload): chunks are read, not summed
         self.sums: list[EncryptedVector | bytes | None] = []
         self.lengths: list[int] = []
         self.added: list[int] = []  # contributions per chunk index
@@ -54,6 +56,9 @@ class _Part:
 
     def add(self, client: int, blob: bytes) -> None:
         k = self.next.get(client, 0)
+        if self.discard:
+            self.next[client] = k + 1
+            return
         vector = self.adapter.deserialize(blob)
         weighted = self.adapter.multiply_plain(vector, self.weights[client])
         del vector
@@ -68,7 +73,7 @@ class _Part:
             self.sums[k] = self.adapter.add(current, weighted)
             self.added[k] += 1
         del weighted
-        if self.added[k] == len(self.weights):  # complete: keep it serialised
+        if self.added[k] == self.expected:  # complete: keep it serialised
             done = self.sums[k]
             assert isinstance(done, EncryptedVector)
             self.sums[k] = self.adapter.serialize(done)
@@ -103,10 +108,33 @@ class RunningSum:
         self._plain = _Part(PLAIN, weights)
         self._counts: tuple[int, int] | None = None  # chunks per update, from the first complete one
         self.added: set[int] = set()
+        self.dropped: set[int] = set()  # clients that left before sending a chunk (hebench.faults)
+        self.spoiled_by: int | None = None  # a client lost after part of its update was summed: no aggregate
         self.update_bytes: dict[int, int] = {}
 
+    def drop(self, client: int) -> None:
+        """``client`` left the round before sending anything: the sum is complete without it. Its weight stays
+        out of the sum (the survivors' FedAvg weights total less than 1: :attr:`survivor_weight`).
+
+        A client lost after part of its update was summed spoils the sum (its chunks cannot be taken out without
+        holding every client's chunks): :attr:`spoiled_by` names it, the other uploads are still read (not
+        summed), and the round has no aggregate.
+        """
+        self._check_open(client)
+        if self._cipher.count(client) or self._plain.count(client):
+            self.spoiled_by = client if self.spoiled_by is None else self.spoiled_by
+            self._cipher.discard = self._plain.discard = True
+        self.dropped.add(client)
+        self._cipher.expected -= 1
+        self._plain.expected -= 1
+
+    @property
+    def survivor_weight(self) -> float:
+        """The FedAvg weights of the clients in the sum, added up (1 when nobody dropped out)."""
+        return float(sum(w for i, w in self.weights.items() if i not in self.dropped))
+
     def _check_open(self, client: int) -> None:
-        if client not in self.weights or client in self.added:
+        if client not in self.weights or client in self.added or client in self.dropped:
             raise PartyError(f"an unexpected or repeated update from client {client}", "same hebench on every party?")
 
     def add_chunk(self, client: int, blob: bytes, plain: bool = False) -> None:
@@ -142,7 +170,12 @@ class RunningSum:
         self.finish(client)
 
     def _complete(self) -> None:
-        missing = set(self.weights) - self.added
+        if self.spoiled_by is not None:
+            raise PartyError(
+                f"client {self.spoiled_by} was lost mid-upload: this round's sum holds part of its update",
+                "the round has no aggregate (skipped); protocol bug if it was streamed",
+            )
+        missing = set(self.weights) - self.added - self.dropped
         if self._counts is None or missing:
             raise PartyError(
                 f"no update from client(s) {sorted(missing)}" if missing else "no updates to aggregate",

@@ -35,11 +35,27 @@ class SecAggLink(DirectLink):
     ) -> None:
         vector = np.concatenate(encrypted) if encrypted else np.empty(0, np.float32)
         round_ = SecAggClientRound(self.index, self.channel, self.params, meter, self.model_digest)
-        round_.run(vector, int(meta["samples"]), meta)
+        if self.leaving != "after_upload":
+            round_.run(vector, int(meta["samples"]), meta)
+            return
+        round_.advertise_keys(int(meta["samples"]), meta)  # a dropout after its masked upload (hebench.faults)
+        round_.share_keys()
+        round_.masked_upload(vector)
+        self.channel.send(Message("leave", {"round": int(meta["round"]), "phase": "after_upload"}))
+        self.channel.recv("sa_unmask")  # sent before the aggregator read the leave: gone unanswered
+
+    def leave(self, round_index: int, phase: str) -> None:
+        """``after_train``: leave after sharing keys, before the masked upload (the neighbours reveal this
+        client's mask key and the aggregator removes its pairwise masks); ``before_train``: before advertising."""
+        if phase == "after_train":
+            round_ = SecAggClientRound(self.index, self.channel, self.params, PhaseMeter(), self.model_digest)
+            round_.advertise_keys(self.samples, {"round": round_index})
+            round_.share_keys()
+        super().leave(round_index, phase)
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         opened = super().open(msg, epoch, meter)
-        if self.params.model_check:
+        if self.params.model_check and not opened.skipped:
             with meter.phase("model_check"):
                 self.model_digest = hashlib.sha256(np.asarray(opened.encrypted, "<f4").tobytes()).digest()
         return opened

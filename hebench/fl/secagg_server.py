@@ -8,7 +8,7 @@ that stops after sharing its keys is left out of the sum; the round goes on with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from flwr.common.secure_aggregation.crypto.shamir import combine_shares
@@ -43,12 +43,24 @@ class SecAggResult:
     dropped: tuple[int, ...]
     weights: dict[int, float]  # FedAvg weights over the survivors
     update_bytes: dict[int, int]  # bytes of each survivor's masked upload
+    left: dict[int, str] = field(default_factory=dict)  # clients that said they left (hebench.faults): phase
 
 
 def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: PhaseMeter) -> SecAggResult:
     """Run the four stages with the clients on ``channels`` (each has been told to train)."""
+    left: dict[int, str] = {}
     with meter.phase("advertise_keys"):
-        keys = {i: ch.recv("sa_keys") for i, ch in channels.items()}
+        keys = {}
+        for i, ch in channels.items():
+            msg = ch.recv()
+            if msg.kind == "leave":  # left before the protocol began: not a member of this round
+                left[i] = str(msg.meta.get("phase", "unknown"))
+            elif msg.kind != "sa_keys":
+                raise PartyError(f"expected 'sa_keys' from {ch.peer}, got '{msg.kind}'", "protocol mismatch")
+            else:
+                keys[i] = msg
+    if not keys:
+        raise PartyError("secagg: every client left before advertising its keys", "lower faults.dropout")
     members = sorted(keys)
     samples = {i: int(keys[i].meta["samples"]) for i in members}
     total = sum(samples.values())
@@ -76,9 +88,14 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
     with meter.phase("collect_masked"):
         for i in members:
             try:
-                msg = channels[i].recv("sa_masked")
+                msg = channels[i].recv()
             except PartyError:  # dropped out after sharing its keys: SecAgg's point is to go on without it
                 continue
+            if msg.kind == "leave":  # said so (hebench.faults): the same recovery
+                left[i] = str(msg.meta.get("phase", "unknown"))
+                continue
+            if msg.kind != "sa_masked":
+                raise PartyError(f"expected 'sa_masked' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             masked[i] = np.frombuffer(msg.parts[0], dtype=wire_dtype(params.modulus)).astype(np.uint64)
             update_bytes[i] = len(msg.parts[0])
     survivors = sorted(masked)
@@ -90,8 +107,18 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
         for i in survivors:
             channels[i].send(Message("sa_unmask", {"survivors": survivors, "dropped": dropped}))
         for i in survivors:
-            reveal[i] = channels[i].recv("sa_reveal")
-        average = _unmask(masked, reveal, keys, graph, dropped, weights, params)
+            msg = channels[i].recv()
+            if msg.kind == "leave":  # left after its masked upload: its input counts, its shares do not come
+                left[i] = str(msg.meta.get("phase", "unknown"))
+                continue
+            if msg.kind != "sa_reveal":
+                raise PartyError(f"expected 'sa_reveal' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
+            reveal[i] = msg
+        try:
+            average = _unmask(masked, reveal, keys, graph, dropped, weights, params)
+        except Unrecoverable as err:
+            err.left = {**{i: "lost" for i in dropped}, **left}
+            raise
     survivor_weight = sum(weights[i] for i in survivors)
     return SecAggResult(
         average=average,
@@ -99,6 +126,7 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
         dropped=tuple(dropped),
         weights={i: weights[i] / survivor_weight for i in survivors},
         update_bytes=update_bytes,
+        left=left,
     )
 
 
@@ -142,9 +170,15 @@ def _unmask(
     return summed / sum(weights[i] for i in survivors)
 
 
+class Unrecoverable(PartyError):
+    """Fewer shares of a dropped client's secret came back than the threshold: this round has no sum."""
+
+    left: dict[int, str] = {}  # noqa: RUF012 - set per instance by collect_secagg
+
+
 def _rebuild(shares: list[bytes], owner: int, threshold: int) -> bytes:
     if len(shares) < threshold:
-        raise PartyError(
+        raise Unrecoverable(
             f"secagg: only {len(shares)} shares of client {owner}'s secret came back (threshold {threshold})",
             "too many clients dropped out: lower reconstruction_threshold or raise num_shares",
         )
@@ -155,7 +189,12 @@ def secagg_round(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Coll
     """The aggregator's half of a secagg round: the unmasked FedAvg of the survivors, as one plaintext blob."""
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecAggParams)
-    result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter)
+    try:
+        result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter)
+    except Unrecoverable as err:  # too many of a client's share holders left: the round fails, the run goes on
+        return Collected((), 0, {}, {}, {}, left=dict(err.left), failed=err.problem)
     blob = PLAIN.serialize(PLAIN.encrypt(result.average.astype(np.float32)))
     meta = {"survivors": list(result.survivors), "dropped": list(result.dropped)}
-    return Collected((blob,), 0, result.weights, result.update_bytes, meta)
+    # clients not in the aggregate, with their phase (a survivor that left after its upload is recorded by its ack)
+    gone = {i: result.left.get(i, "lost") for i in chosen if i not in result.survivors}
+    return Collected((blob,), 0, result.weights, result.update_bytes, meta, left=gone)

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto.base import HEAdapter
-from hebench.fl.aggregator import Aggregator, Collected, receive_update, selected_clients
+from hebench.errors import PartyError
+from hebench.fl.aggregator import Aggregator, Collected, selected_clients
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
@@ -30,15 +31,25 @@ def sum_first_shares(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> 
     """Aggregator 0's half of a round: the sum of the clients' first shares (uniform words to it)."""
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecretSharingParams)
+    updates, left = {}, {}
     with agg.meter.phase("receive"):
-        updates = {i: receive_update(agg.channels[i]) for i in chosen}
-    samples = {i: int(updates[i][0]["samples"]) for i in chosen}
+        for i in chosen:
+            msg = agg.channels[i].recv()
+            if msg.kind == "leave":  # left before sending a share (hebench.faults): so it told every holder
+                left[i] = str(msg.meta.get("phase", "unknown"))
+            elif msg.kind == "update":
+                updates[i] = (msg.meta, msg.parts)
+            else:
+                raise PartyError(f"expected a share from {agg.channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
+    if not updates:  # nobody arrived: the round is skipped (the holders' sums are empty)
+        return Collected((), 0, {}, {}, {}, left=left)
+    samples = {i: int(meta["samples"]) for i, (meta, _) in updates.items()}
     check_headroom(sum(samples.values()), params)
     with agg.meter.phase("aggregate"):
-        total = combine([np.frombuffer(updates[i][1][0], dtype=np.uint64) for i in chosen])
-    sizes = {i: len(updates[i][1][0]) for i in chosen}
-    meta = {"samples_total": sum(samples.values())}
-    return Collected((total.tobytes(),), 0, fedavg_weights(samples), sizes, meta)
+        total = combine([np.frombuffer(parts[0], dtype=np.uint64) for _, parts in updates.values()])
+    sizes = {i: len(parts[0]) for i, (_, parts) in updates.items()}
+    meta = {"samples_total": sum(samples.values())}  # the survivors': the clients' decode is their FedAvg
+    return Collected((total.tobytes(),), 0, fedavg_weights(samples), sizes, meta, left=left)
 
 
 def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> None:
@@ -64,11 +75,19 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
     for r in range(ctx.start_round, suite.training.rounds):
         started = time.perf_counter()
         before = {i: (c.bytes_sent, c.bytes_received) for i, c in channels.items()}
-        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
+        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
+        shares = {}
         with meter.phase("receive"):
-            shares = {i: channels[i].recv("share") for i in chosen}
+            for i in chosen:
+                msg = channels[i].recv()
+                if msg.kind == "leave":  # the client left before sharing (hebench.faults)
+                    continue
+                if msg.kind != "share":
+                    raise PartyError(f"expected a share from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
+                shares[i] = msg
         with meter.phase("aggregate"):
-            total = combine([np.frombuffer(shares[i].parts[0], dtype=np.uint64) for i in chosen]).tobytes()
+            parts = [np.frombuffer(m.parts[0], dtype=np.uint64) for m in shares.values()]
+            total = combine(parts).tobytes() if parts else b""
         with meter.phase("send"):
             for ch in channels.values():
                 ch.send(Message("share_sum", {"round": r, "aggregator": index}, (total,)))
@@ -80,7 +99,7 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
                 selected=tuple(chosen),
                 bytes_received=sum(c.bytes_received - before[i][1] for i, c in channels.items()),
                 bytes_sent=sum(c.bytes_sent - before[i][0] for i, c in channels.items()),
-                update_bytes={str(i): len(shares[i].parts[0]) for i in chosen},
+                update_bytes={str(i): len(m.parts[0]) for i, m in shares.items()},
                 aggregate_bytes=len(total),
                 round_wall_s=time.perf_counter() - started,
                 **meter.measured(),

@@ -34,7 +34,17 @@ class ShareLink(DirectLink):
             for holder, share in zip(self.holders, shares[1:], strict=True):
                 holder.send(Message("share", {"round": meta["round"]}, (share.tobytes(),)))
 
+    def leave(self, round_index: int, phase: str) -> None:
+        """Tell every aggregator (a client that stops answering is not yet survived: hebench.faults)."""
+        super().leave(round_index, phase)
+        for holder in self.holders:
+            holder.send(Message("leave", {"round": round_index, "phase": phase}))
+
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
+        if msg.meta.get("skipped"):  # nobody arrived: the holders' sums are empty
+            for h in self.holders:
+                h.recv("share_sum")
+            return Opened(np.empty(0, np.float32), np.empty(0, np.float32), {}, skipped=True)
         with meter.phase("receive_sums"):
             sums = [msg.parts[0], *(h.recv("share_sum").parts[0] for h in self.holders)]
         with meter.phase("reconstruct"):

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hebench.errors import PartyError
+from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.running_sum import RunningSum
 from hebench.net.transport import Channel, Message
@@ -42,16 +42,34 @@ def receive_uploads(
     total: RunningSum,
     meter: PhaseMeter,
     on_end: Callable[[int, dict[str, Any]], None] | None = None,
-) -> None:
+    on_lost: Callable[[int], None] | None = None,
+) -> dict[int, str]:
     """Every client's upload added to ``total`` as it arrives; ``on_end(client, meta)`` checks each end message.
 
-    A client may also send its whole update as one ``update`` message (older peers, secret sharing).
+    A client may also send its whole update as one ``update`` message (older peers, secret sharing), or
+    ``leave`` {round, phase} instead of an update (it dropped out or is late: :mod:`hebench.faults`). With
+    ``on_lost``, a client whose connection closed is a dropout too (phase ``lost``; ``on_lost(client)`` is told).
+    Returns the clients that left, with the phase each left at.
     """
-    pending = list(channels)
+    pending, left = list(channels), {}
     while pending:
         for i in list(pending):
-            with meter.phase("receive"):
-                msg = channels[i].recv()
+            try:
+                with meter.phase("receive"):
+                    msg = channels[i].recv()
+            except PeerClosedError:
+                if on_lost is None:
+                    raise
+                on_lost(i)
+                total.drop(i)
+                left[i] = "lost" if total.spoiled_by != i else "lost_mid_upload"
+                pending.remove(i)
+                continue
+            if msg.kind == "leave":
+                total.drop(i)
+                left[i] = str(msg.meta.get("phase", "unknown"))
+                pending.remove(i)
+                continue
             if msg.kind in UPLOAD_KINDS:
                 with meter.phase("aggregate"):
                     total.add_chunk(i, msg.parts[0], plain=msg.kind == "plain_part")
@@ -68,12 +86,32 @@ def receive_uploads(
                 else:
                     total.finish(i)
             pending.remove(i)
+    return left
 
 
 def send_aggregate(
-    channels: list[Channel], total: RunningSum, end: str, meta: dict[str, Any], meter: PhaseMeter
+    channels: list[Channel],
+    total: RunningSum,
+    end: str,
+    meta: dict[str, Any],
+    meter: PhaseMeter,
+    on_lost: Callable[[Channel], None] | None = None,
 ) -> tuple[int, int]:
-    """The sum to every channel chunk by chunk, then the ``end`` message: (bytes of one copy, plaintext chunks)."""
+    """The sum to every channel chunk by chunk, then the ``end`` message: (bytes of one copy, plaintext chunks).
+
+    With ``on_lost``, a channel whose peer closed is told to it and left out of the rest of the stream."""
+    channels = list(channels)
+
+    def send_all(msg: Message) -> None:
+        for ch in list(channels):
+            try:
+                ch.send(msg)
+            except PeerClosedError:
+                if on_lost is None:
+                    raise
+                on_lost(ch)
+                channels.remove(ch)
+
     sent, plain = 0, 0
     head = {"round": meta["round"], "epoch": meta["epoch"]}
     chunks = total.stream()
@@ -85,13 +123,11 @@ def send_aggregate(
         kind = AGGREGATE_CHUNKS[chunk.plain]
         msg = Message(kind, {**head, "offset": chunk.offset, "values": chunk.total}, (chunk.blob,))
         with meter.phase("send"):
-            for ch in channels:
-                ch.send(msg)
+            send_all(msg)
         sent, plain = sent + len(chunk.blob), plain + chunk.plain
         del chunk, msg
     with meter.phase("send"):
-        for ch in channels:
-            ch.send(Message(end, {**meta, "plain_parts": 0, "streamed": True}))
+        send_all(Message(end, {**meta, "plain_parts": 0, "streamed": True}))
     return sent, plain
 
 

@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from hebench.errors import PartyError
+from hebench.errors import PartyError, SuiteError
 from hebench.fl.party import Credentials, PartyContext, party_main
 from hebench.flower.app_files import write_app, write_run_config
 from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
@@ -73,6 +73,7 @@ class FlowerRuntime:
     @contextlib.contextmanager
     def session(self, suite: Suite, run_dir: Path, note: Callable[[str], None]) -> Iterator[None]:
         """Use the given federation, or start a loopback one (TLS on) for the whole suite."""
+        refuse_faults(suite)
         if self.federation is not None:
             yield
             return
@@ -138,6 +139,16 @@ class FlowerRuntime:
             started.stop()
             raise
         return started
+
+
+def refuse_faults(suite: Suite) -> None:
+    """Flower's runtime does not apply ``faults:`` yet: a suite with faults fails before anything starts."""
+    faulty = [c.label for c in suite.configurations if suite.faults_for(c) is not None]
+    if faulty:
+        raise SuiteError(
+            f"faults: (dropouts, stragglers) are not applied on Flower's runtime yet ({', '.join(faulty[:3])})",
+            "run the suite on the local runtime (without --engine flower), or --set faults.dropout=0",
+        )
 
 
 def start_hub(

@@ -193,7 +193,7 @@ class HEFedAvg(FedAvg):
         """
         suite = self.plan.suite
         node_of = {p: n for n, p in self._partitions(grid).items()}
-        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.clients_per_round)
+        chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
         return [node_of[i] for i in chosen]
 
     def _partitions(self, grid: Grid) -> dict[int, int]:

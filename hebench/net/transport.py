@@ -32,7 +32,7 @@ from multiprocessing.connection import Connection, answer_challenge, deliver_cha
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from hebench.errors import HebenchError, ParameterError, PartyError
+from hebench.errors import HebenchError, ParameterError, PartyError, PeerClosedError
 from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
 from hebench.net.certs import TLSFiles, party_cn
@@ -115,7 +115,9 @@ class Channel:
         try:
             self.conn.send_bytes(frame)
         except OSError as err:
-            raise PartyError(f"lost connection to {self.peer} while sending: {err}", "see that party's error") from None
+            raise PeerClosedError(
+                f"lost connection to {self.peer} while sending: {err}", "see that party's error"
+            ) from None
         self.bytes_sent += len(frame)
         return len(frame)
 
@@ -134,10 +136,10 @@ class Channel:
                 raise PartyError(
                     f"{self.peer} sent a frame above the {self.max_frame}-byte limit", _FRAME_FIX
                 ) from None
-            raise PartyError(f"{self.peer} closed the connection ({err})", _CLOSED_FIX) from None
+            raise PeerClosedError(f"{self.peer} closed the connection ({err})", _CLOSED_FIX) from None
         except EOFError as err:
             detail = str(err) or "end of stream"
-            raise PartyError(f"{self.peer} closed the connection ({detail})", _CLOSED_FIX) from None
+            raise PeerClosedError(f"{self.peer} closed the connection ({detail})", _CLOSED_FIX) from None
         self.bytes_received += len(frame)
         if self._transcript:
             write_frame(self._transcript, frame)

@@ -258,9 +258,10 @@ class Session:
             **self.meter.take(),
         }
         meta = {"round": r, "epoch": epoch, "weights": last.meta["weights"], "engine": report, "plain_parts": 0}
+        meta.update({k: last.meta[k] for k in ("weight_total", "skipped") if k in last.meta})  # hebench.faults
         self.host.send(Message(result_kind, meta))
-        self.host.recv("ack")
-        self.agg.send(Message("ack", {"round": r}))
+        ack = self.host.recv("ack")
+        self.agg.send(Message("ack", {"round": r, **({"left": ack.meta["left"]} if "left" in ack.meta else {})}))
 
     def _relay_aggregate(self, adapter: Any, msg: Message, expect: str, r: int, epoch: int) -> Message:
         """Decrypt the aggregate chunk by chunk, each to the host as it is done (plaintext chunks pass through);
@@ -320,6 +321,9 @@ class Session:
             while True:
                 with self.meter.phase("receive"):
                     msg = self.host.recv()
+                if msg.kind == "leave":  # the host left the round before uploading (hebench.faults)
+                    outbox.put(Message("leave", {"round": r, "phase": msg.meta.get("phase", "unknown")}))
+                    break
                 if msg.kind == "update_end":
                     if len(pending):
                         forward(pending)

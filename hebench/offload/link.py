@@ -66,7 +66,8 @@ class EngineLink(Link):
             return np.frombuffer(blob, dtype="<f4")
 
         encrypted, clear, last = read_aggregate(self.channel, msg, self.end_of(msg), self.chunk_kinds, values, meter)
-        return Opened(encrypted, clear, last.meta.get("weights", {}), EngineReport.from_json(last.meta["engine"]))
+        engine = EngineReport.from_json(last.meta["engine"])
+        return Opened(encrypted, clear, last.meta.get("weights", {}), engine, **Opened.survivors_of(last.meta))
 
 
 def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:

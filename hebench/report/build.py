@@ -20,6 +20,7 @@ from hebench.report import figures as F
 from hebench.report.advice import advise, defence_lines, library_advice, offload_lines, privacy_advice
 from hebench.report.choose import choose, recovered_text
 from hebench.report.defended import attack_name
+from hebench.report.dropouts_figure import dropouts_section
 from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.model_fit import fit
@@ -627,6 +628,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "runs": runs,
         "combined": combined_section(sources, figs),
         "links": links_section(sources, figs, files, write_csv),
+        "dropouts": dropouts_section(sources, figs, files, write_csv),
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),
         "library_advice": library_advice(libraries),

@@ -231,6 +231,13 @@ class PartyRoundRecord(Record, Measured):
     dp_delta: float | None = None  # sample-level DP: the δ of dp_epsilon
     clipped_values: int | None = None  # adapters with a range: this client's values saturated at ±clip this round
     range_scale_max: float | None = None  # the largest per-tensor range scale this round (hebench.fl.value_range)
+    # faults (hebench.faults): the aggregator's view of the round, and each client's own drawn fault
+    arrived: tuple[int, ...] | None = None  # selected clients whose update is in the aggregate
+    dropped: Mapping[str, str] | None = None  # client -> phase it left at (before_train, after_train, ..., late)
+    skipped: bool | None = None  # fewer than training.min_clients arrived: no aggregate, global model unchanged
+    skip_reason: str | None = None  # a round skipped because its protection could not recover (secagg's shares)
+    dropout_phase: str | None = None  # a client that left this round: where (late: missed round_deadline_s)
+    slowdown: float | None = None  # a straggler: its compute took this many times as long
 
     @property
     def trained(self) -> bool:
@@ -250,6 +257,12 @@ class RoundRecord(Record):
     max_abs_error: float | None = None
     mean_abs_error: float | None = None
     load_avg: float | None = None  # the machine's 1-minute load average when the round completed
+    # faults (hebench.faults): how many clients the round selected, how many arrived, which left and where
+    selected: int | None = None
+    arrived: int | None = None
+    dropped: Mapping[str, str] | None = None
+    skipped: bool | None = None
+    skip_reason: str | None = None
 
 
 @_register("time_to_accuracy")

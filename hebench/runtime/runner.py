@@ -271,10 +271,15 @@ class Runner:
             self._check_alive(started)
         raise PartyError(f"{name} did not start within {self.suite.measure.timeout_s:.0f} s", "check the machine load")
 
-    def _check_alive(self, started: Started) -> None:
+    def _check_alive(self, started: Started, lost: set[str] | None = None) -> None:
+        """Raise when a party died; with ``lost`` (a mode that finishes rounds with the survivors, set-up done), a
+        dead client process (or its offload engine) is added to it instead: a dropout, not the end of the run."""
         for name, proc in started.parties.items():
             code = proc.exitcode
-            if code in (None, 0):
+            if code in (None, 0) or (lost is not None and name in lost):
+                continue
+            if lost is not None and _may_be_lost(name):
+                lost.add(name)
                 continue
             problem, fix = f"{name} exited with code {code}", "see the message above"
             if started.describe_exit is not None:
@@ -298,11 +303,40 @@ class Runner:
         awaiting_setup = set(started.expected_setup)
         setup_deadline = time.monotonic() + suite.measure.setup_timeout_s
         deadline = time.monotonic() + suite.measure.timeout_s
+        tolerant = suite.faults_tolerated(config)
+        lost: set[str] = set()  # client processes (and engines) that died: dropouts (hebench.faults)
+
+        def advance() -> None:
+            """Write every round whose parties have all reported (a lost client never will)."""
+            nonlocal round_index
+            lost_clients = {n for n in lost if n.startswith("client-")}
+            while round_index in pending:
+                state = pending[round_index]
+                oracle_ready = not suite.measure.decryption_error or state["aggregate"] is not None
+                if state["parties"] + len(lost_clients - state["reported"]) < reporters or not oracle_ready:
+                    return
+                pending.pop(round_index)
+                record = RoundRecord(
+                    config=label,
+                    round=round_index,
+                    **state["metrics"],
+                    **self._error(state),
+                    load_avg=_load_avg(),
+                    **state.get("faults", {}),
+                )
+                writer.write(record)
+                self.on_event(RunEvent(label, round_index, record.to_json()))
+                round_index += 1
+                self._at = (label, round_index)
+
         while round_index < suite.training.rounds:
             try:
                 rec = records.get(timeout=0.5)
             except queue.Empty:
-                self._check_alive(started)
+                before = len(lost)
+                self._check_alive(started, lost if tolerant and not awaiting_setup else None)
+                if len(lost) != before:
+                    advance()
                 now = time.monotonic()
                 if awaiting_setup and now > setup_deadline:
                     late = {n for n in awaiting_setup if n.startswith("client-")}
@@ -324,6 +358,10 @@ class Runner:
             deadline = time.monotonic() + suite.measure.timeout_s
             if not isinstance(rec, Record):  # the runner's own messages: a failure, or an oracle copy
                 kind = rec["kind"]
+                if kind == "party_error" and tolerant and not awaiting_setup and _may_be_lost(rec["role"]):
+                    lost.add(rec["role"])  # a client that crashed: a dropout of this round, out for the run
+                    advance()
+                    continue
                 if kind == "party_error":
                     raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
                 state = pending.setdefault(int(rec["round"]), _round_state())
@@ -338,30 +376,30 @@ class Runner:
                 state["reported"].add(_party_name(rec))
                 if rec.role == "client" and rec.client == 0:
                     state["metrics"] = {"accuracy": rec.accuracy, "loss": rec.loss}
+                if rec.role == "aggregator" and rec.arrived is not None:  # faults: who arrived, who left
+                    state["faults"] = {
+                        "selected": len(rec.selected or ()),
+                        "arrived": len(rec.arrived),
+                        "dropped": dict(rec.dropped or {}),
+                        "skipped": rec.skipped,
+                        "skip_reason": rec.skip_reason,
+                    }
             else:
                 if isinstance(rec, PartySetupRecord):
                     awaiting_setup.discard(_party_name(rec))
                 writer.write(rec)
                 continue
-            state = pending.get(round_index, _round_state())
-            oracle_ready = not suite.measure.decryption_error or state["aggregate"] is not None
-            while round_index in pending and pending[round_index]["parties"] == reporters and oracle_ready:
-                state = pending.pop(round_index)
-                record = RoundRecord(
-                    config=label, round=round_index, **state["metrics"], **self._error(state), load_avg=_load_avg()
-                )
-                writer.write(record)
-                self.on_event(RunEvent(label, round_index, record.to_json()))
-                round_index += 1
-                self._at = (label, round_index)
-                state = pending.get(round_index, {"aggregate": None})
-                oracle_ready = not suite.measure.decryption_error or state.get("aggregate") is not None
+            advance()
 
     @staticmethod
     def _error(state: dict[str, Any]) -> dict[str, Any]:
         if state["aggregate"] is None:
             return {}
         got, weights = state["aggregate"]
+        if not weights:  # a skipped round (too few clients arrived): no aggregate to check
+            return {}
+        if any(int(i) not in state["updates"] for i in weights):  # a client killed before its oracle copy left
+            return {}
         want = sum(float(w) * state["updates"][int(i)].astype(np.float64) for i, w in weights.items())
         err = np.abs(got.astype(np.float64) - want)
         return {"max_abs_error": float(err.max()), "mean_abs_error": float(err.mean())}
@@ -373,6 +411,13 @@ def _load_avg() -> float | None:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
+
+
+def _may_be_lost(name: str) -> bool:
+    """A party whose death is a client's dropout: a client process other than the evaluating client 0 (which
+    holds the test set and reports the global model's accuracy), or such a client's offload engine."""
+    kind, _, index = name.rpartition("-")
+    return kind in ("client", "engine") and index.isdigit() and index != "0"
 
 
 def _round_state() -> dict[str, Any]:

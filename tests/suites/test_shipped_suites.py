@@ -12,7 +12,9 @@ from hebench.suite import load_suite
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
 
-@pytest.mark.parametrize("name", ["quickstart", "femnist", "femnist-sample", "protections", "scale", "bigmodels"])
+@pytest.mark.parametrize(
+    "name", ["quickstart", "femnist", "femnist-sample", "protections", "scale", "bigmodels", "dropouts"]
+)
 def test_shipped_suite_validates(name):
     suite = load_suite(SUITES / f"{name}.yaml")
     assert suite.name == name and len(suite.digest()) == 64

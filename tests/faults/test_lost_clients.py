@@ -1,0 +1,116 @@
+"""A client process killed (or crashed) mid-run is a dropout: its rounds complete without it, the run goes on;
+the evaluating client 0 and the server-side parties still end the run (tests/runtime/test_party_faults.py)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hebench.cli.main import app
+from hebench.results import read_records
+
+pytestmark = pytest.mark.slow  # end-to-end runs with a client killed
+
+ROUNDS = 12  # enough that the run is still going when the kill lands
+SUITE = {
+    "name": "lost",
+    "data": {"dataset": "digits", "clients": 3},
+    "model": {"name": "mlp", "hidden": 4},
+    "training": {"rounds": ROUNDS, "key_rotation_rounds": 2},  # the key authority pushes to the dead client too
+    "runtime": {"hosting": "process"},
+    "measure": {"timeout_s": 60},
+}
+
+
+@pytest.fixture
+def party_pids(monkeypatch):
+    """Process name -> pid of every party the runner starts (recorded as each starts)."""
+    pids: dict[str, int] = {}
+    process = mp.get_context("spawn").Process
+    real_start = process.start
+
+    def start(self) -> None:
+        real_start(self)
+        pids[self.name] = self.pid
+
+    monkeypatch.setattr(process, "start", start)
+    return pids
+
+
+def _rounds(out: Path) -> list:
+    results = out / "results.jsonl"
+    return read_records(results, kind="round").records if results.exists() else []
+
+
+@pytest.mark.parametrize("mode", [{"mode": "raw"}, {"mode": "host-he", "adapter": "tenseal-ckks"}])
+def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids, mode):
+    path, out = tmp_path / "suite.yaml", tmp_path / "out"
+    path.write_text(yaml.safe_dump({**SUITE, "configurations": [mode]}))
+    killed: list[int] = []
+
+    def kill_after_first_round() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if _rounds(out) and "client-1" in party_pids:
+                os.kill(party_pids["client-1"], signal.SIGKILL)
+                killed.append(len(_rounds(out)))
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_after_first_round, daemon=True)
+    killer.start()
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--no-report", "--format", "json"])
+    killer.join(timeout=5)
+    assert killed, "the run finished before the client could be killed"
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert json.loads(result.stdout)["summary"][0]["rounds_done"] == ROUNDS
+    rounds = sorted(_rounds(out), key=lambda r: r.round)
+    assert [r.round for r in rounds] == list(range(ROUNDS))
+    checked = [r for r in rounds if r.max_abs_error is not None]  # not the round a killed client's oracle copy died in
+    assert len(checked) >= ROUNDS - 1 and all(r.max_abs_error < 1e-6 for r in checked)
+    last = rounds[-1]  # long after the kill: client 1 is out, the others carry on
+    assert last.dropped == {"1": "lost"} and last.arrived == 2 and not last.skipped
+    assert rounds[0].dropped in (None, {})  # before the kill nobody left
+    aggregator = [r for r in read_records(out / "results.jsonl", kind="party_round").records if r.role == "aggregator"][
+        -1
+    ]
+    assert set(aggregator.arrived or ()) == {0, 2} and set(aggregator.weights or {}) == {"0", "2"}
+
+
+def test_a_killed_share_holder_fails_the_run_with_a_record_naming_it(tmp_path, party_pids):
+    """The policy for a lost share holder: the round fails and the run ends (its shares cannot be rebuilt);
+    the run_failed record and the one-line error name it, and earlier rounds are kept."""
+    path, out = tmp_path / "suite.yaml", tmp_path / "out"
+    suite = {**SUITE, "configurations": [{"mode": "secret-sharing", "params": {"aggregators": 3}}]}
+    path.write_text(yaml.safe_dump(suite))
+    killed: list[int] = []
+
+    def kill_after_first_round() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if _rounds(out) and "aggregator-1" in party_pids:
+                os.kill(party_pids["aggregator-1"], signal.SIGKILL)
+                killed.append(len(_rounds(out)))
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_after_first_round, daemon=True)
+    killer.start()
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--no-report"])
+    killer.join(timeout=5)
+    assert killed, "the run finished before the share holder could be killed"
+    assert result.exit_code == 4, (result.output, result.exception)
+    assert re.search(r"aggregator[- ]1\b", result.output) and "fix:" in result.output  # the holder, named
+    failed = read_records(out / "results.jsonl", kind="run_failed").records
+    assert len(failed) == 1 and re.search(r"aggregator[- ]1\b", failed[0].problem) and failed[0].round is not None
+    assert _rounds(out)  # the rounds before it are kept
