@@ -155,13 +155,18 @@ class Aggregator:
         assert self.adapter is not None and self.epoch is not None
         return self.epoch, self.adapter
 
-    def _traffic(self) -> dict[int, tuple[int, int]]:
-        return {i: (c.bytes_sent, c.bytes_received) for i, c in self.channels.items()}
+    def _open_channels(self) -> dict[int | str, Channel]:
+        """The clients' channels and the mode's helpers' (decryptor-he's decryptor): all traffic the round costs."""
+        return {**self.channels, **self.peers}
 
-    def _traffic_since(self, before: dict[int, tuple[int, int]]) -> dict[str, int]:
+    def _traffic(self) -> dict[int | str, tuple[int, int]]:
+        return {i: (c.bytes_sent, c.bytes_received) for i, c in self._open_channels().items()}
+
+    def _traffic_since(self, before: dict[int | str, tuple[int, int]]) -> dict[str, int]:
+        now = self._open_channels()
         return {
-            "bytes_received": sum(c.bytes_received - before[i][1] for i, c in self.channels.items()),
-            "bytes_sent": sum(c.bytes_sent - before[i][0] for i, c in self.channels.items()),
+            "bytes_received": sum(c.bytes_received - before.get(i, (0, 0))[1] for i, c in now.items()),
+            "bytes_sent": sum(c.bytes_sent - before.get(i, (0, 0))[0] for i, c in now.items()),
         }
 
     def agree_mask(self) -> None:

@@ -66,6 +66,16 @@ def test_decryptor_he_trains_the_same_model_as_host_he(run):
     assert all("decrypt" in r.phases for r in decryptor if r.kind == "party_round")
 
 
+def test_the_aggregators_traffic_counts_its_channel_to_the_decryptor(run):
+    records = read_records(run / "results.jsonl").records
+    rounds = [r for r in records if r.kind == "party_round" and r.config == "decryptor-he/tenseal-ckks"]
+    for r in range(2):
+        agg = next(x for x in rounds if x.role == "aggregator" and x.round == r)
+        decryptor = next(x for x in rounds if x.role == "aggregator-1" and x.round == r)
+        assert agg.bytes_received >= sum(agg.update_bytes.values()) + decryptor.bytes_sent
+        assert agg.bytes_sent >= decryptor.bytes_received
+
+
 def test_only_the_decryptor_holds_the_secret_key(run):
     sets = _keys(_folder(run) / "aggregator-1-key-authority.bin")
     assert sets and all(load_adapter(m.parts[0]).has_secret_key for m in sets)
