@@ -61,12 +61,12 @@ def secagg_row(clients: int, rate: float, values: int = VALUES) -> dict[str, Any
     rng = np.random.default_rng(SEED)
     vectors = {i: rng.normal(0, 0.1, values).astype(np.float32) for i in range(clients)}
     key = secrets.token_bytes(32)
-    door = listen(key)
+    door = listen(key, tls=None)  # the benchmark's loopback round: authenticated TCP, as a run's default
     errors: list[BaseException] = []
 
     def client(i: int) -> None:
         try:
-            ch = connect(door.address, key, "aggregator", 120)
+            ch = connect(door.address, key, "aggregator", 120, tls=None)
             ch.send(Message("hello", {"client": i}))
             kind = LeavesAfterSharing if i in drop else SecAggClientRound
             kind(i, ch, params, PhaseMeter(worker="bench")).run(vectors[i], 10, {})

@@ -15,18 +15,18 @@ from hebench.errors import PartyError
 from hebench.fl.cipher import KeyHolderCipher
 from hebench.fl.decryptor import open_sealed
 from hebench.fl.decryptor_keys import SealedKeys
-from hebench.fl.link import DirectLink, Link, Opened
+from hebench.fl.link import DirectLink, Link, Opened, dial_aggregator, dial_key_authority
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.shared_keys import SHARED_KEYS
-from hebench.net.transport import Message, connect
+from hebench.net.transport import Message
 
 
 class DecryptorLink(DirectLink):
     """Uploads ciphertext like host-he; the aggregate comes back sealed by the decryptor, not as ciphertext."""
 
     def __init__(self, base: DirectLink, keys: SealedKeys) -> None:
-        super().__init__(base.channel, base.cipher)
+        super().__init__(base.channel, base.cipher, base.chunk_values)
         self.keys = keys
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
@@ -55,31 +55,9 @@ def public_only(keys: SealedKeys) -> Callable[[int], HEAdapter]:
 
 def decryptor_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:
     """Public keys from the key authority (key holders' door), uploads to the aggregator."""
-    index, creds = ctx.client_index, ctx.credentials
-    assert wiring.key_authority is not None and creds.key_holder is not None and creds.aggregator is not None
     with meter.phase("keys"):
-        ka = connect(
-            wiring.key_authority,
-            creds.key_holder,
-            "key authority",
-            ctx.timeout_s,
-            ctx.transcript(f"client-{index}-keys"),
-            tls=ctx.tls_for(f"client-{index}"),
-            server="key-authority",
-            retry_s=ctx.suite.measure.setup_timeout_s,
-        )
-        ka.send(Message("hello", {"role": "client", "client": index}))
+        ka = dial_key_authority(ctx, wiring)
     keys = SealedKeys(ka, SHARED_KEYS.load if ctx.worker is not None else load_adapter)
     cipher = KeyHolderCipher(public_only(keys), require_secret=False, on_close=ka.close)
-    agg = connect(
-        wiring.aggregator,
-        creds.aggregator,
-        "aggregator",
-        ctx.timeout_s,
-        ctx.transcript(f"client-{index}"),
-        tls=ctx.tls_for(f"client-{index}"),
-        server="aggregator",
-        retry_s=ctx.suite.measure.setup_timeout_s,
-    )
-    agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
-    return DecryptorLink(DirectLink(agg, cipher), keys)
+    base = DirectLink(dial_aggregator(ctx, wiring, samples), cipher, ctx.suite.runtime.chunk_values)
+    return DecryptorLink(base, keys)

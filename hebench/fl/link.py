@@ -133,38 +133,49 @@ class DirectLink(Link):
         super().close()
 
 
-def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:
-    """raw (plaintext, no keys) or a key-holding client (host-he: keys pushed by the key authority)."""
+def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
+    """This client's channel to the key authority (key holders' door), hello sent."""
     index, creds = ctx.client_index, ctx.credentials
-    cipher = plain_cipher()
-    if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
-        assert wiring.key_authority is not None and creds.key_holder is not None
-        with meter.phase("keys"):
-            ka = connect(
-                wiring.key_authority,
-                creds.key_holder,
-                "key authority",
-                ctx.timeout_s,
-                ctx.transcript(f"client-{index}-keys"),
-                tls=ctx.tls_for(f"client-{index}"),
-                server="key-authority",
-                retry_s=ctx.suite.measure.setup_timeout_s,
-            )
-            ka.send(Message("hello", {"role": "client", "client": index}))
-        load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
-        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)
-        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
+    assert wiring.key_authority is not None and creds.key_holder is not None
+    ka = connect(
+        wiring.key_authority,
+        creds.key_holder,
+        "key authority",
+        ctx.timeout_s,
+        ctx.transcript(f"client-{index}-keys"),
+        tls=ctx.tls_for(f"client-{index}"),
+        server="key-authority",
+        retry_s=ctx.suite.measure.setup_timeout_s,
+    )
+    ka.send(Message("hello", {"role": "client", "client": index}))
+    return ka
+
+
+def dial_aggregator(ctx: PartyContext, wiring: Wiring, samples: int) -> Channel:
+    """This client's channel to the aggregator, hello (with its sample count) sent."""
+    index, creds = ctx.client_index, ctx.credentials
     assert creds.aggregator is not None
-    transcript, tls = ctx.transcript(f"client-{index}"), ctx.tls_for(f"client-{index}")
     agg = connect(
         wiring.aggregator,
         creds.aggregator,
         "aggregator",
         ctx.timeout_s,
-        transcript,
-        tls=tls,
+        ctx.transcript(f"client-{index}"),
+        tls=ctx.tls_for(f"client-{index}"),
         server="aggregator",
         retry_s=ctx.suite.measure.setup_timeout_s,
     )
     agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
-    return DirectLink(agg, cipher, ctx.suite.runtime.chunk_values)
+    return agg
+
+
+def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:
+    """raw (plaintext, no keys) or a key-holding client (host-he: keys pushed by the key authority)."""
+    cipher = plain_cipher()
+    if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
+        with meter.phase("keys"):
+            ka = dial_key_authority(ctx, wiring)
+        load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
+        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)
+        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
+    return DirectLink(dial_aggregator(ctx, wiring, samples), cipher, ctx.suite.runtime.chunk_values)
