@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2] / "hebench"
 
 # lowest first; a package may import its own layer and the layers below
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "modes", "measure", "crypto", "suite", "results", "data", "models", "links"}),
+    frozenset({"errors", "modes", "measure", "crypto", "suite", "results", "data", "models", "links", "faults"}),
     frozenset({"net", "selective"}),  # networking; selective masks
     frozenset({"fl"}),  # party parts: transport users, meter, keys, update, FedAvg, local model, party roles
     frozenset({"offload"}),  # engines, the offload link and cipher
