@@ -194,3 +194,12 @@ def run_bound(setup: ShapingSetup | None, party: str | None, target: Callable[..
             die_with_parent()
         activate(setup, party)
     return target(*args)
+
+
+def run_placed(setup: ShapingSetup | None, party: str, target: Callable[..., Any], *args: Any) -> Any:
+    """Process entry for a party whose peers are not hebench's shaped parties (Flower's hub): only placed in
+    ``party``'s namespace (kernel backend), where the veth's qdiscs are its link; its channels stay unwrapped."""
+    if setup is not None and setup.namespaces:
+        die_with_parent()
+        join_namespace(setup, party)
+    return target(*args)
