@@ -115,8 +115,12 @@ class Placement:
     register: Callable[[int], None] = lambda pid: None
 
     def argv(self, party: str, argv: list[str]) -> list[str]:
-        """``argv`` run inside ``party``'s namespace (``nsenter`` execs it: the pid is the process's own)."""
-        return ["nsenter", f"--net={self.namespaces[party]}", *argv]
+        """``argv`` run inside ``party``'s namespace, as PID 1 of a PID namespace of its own: Flower's processes
+        start theirs (SuperExec, ServerApp, ClientApp) in new sessions, beyond any death signal, and the kernel
+        ends a PID namespace's every process when its first one dies, which ``unshare --kill-child`` makes happen
+        when ``unshare`` (the started process, dying with the run) does."""
+        pid_namespace = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+        return ["nsenter", f"--net={self.namespaces[party]}", *pid_namespace, *argv]
 
     def hosts(self) -> tuple[str, ...]:
         """The names every certificate carries: loopback and each namespace's address."""

@@ -44,7 +44,6 @@ from hebench.net.shaping.scope import ShapingSetup, die_with_parent, run_placed
 from hebench.results.records import FlowerRunRecord, Record
 from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, Supervised
-from hebench.runtime.network import FLOWER_RATES_ONLY
 from hebench.suite import Configuration, MeasureSpec, Suite
 
 
@@ -102,7 +101,7 @@ class FlowerRuntime:
             from hebench.net.shaping.kernel import kernel_capabilities
 
             if not kernel_capabilities().netem:
-                note(f"flower: {FLOWER_RATES_ONLY}")
+                note("flower: no netem here, links get rates only (no delay, jitter, loss)")
             self.per_configuration = (suite, run_dir)
             try:
                 yield
@@ -196,7 +195,7 @@ class FlowerRuntime:
             with log.open("ab") as out:
                 argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
                 if setup is not None:  # the SuperLink's Control API listens in the aggregator's namespace
-                    argv = ["nsenter", f"--net={setup.namespaces['aggregator']}", *argv]
+                    argv = Placement(setup.namespaces, setup.addresses).argv("aggregator", argv)
                 popen = subprocess.Popen(
                     argv,
                     stdout=out,
