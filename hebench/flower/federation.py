@@ -138,12 +138,12 @@ def in_namespace(namespace: str | None, probe: Callable[[], bool]) -> bool:
     """``probe()`` run in a thread inside ``namespace`` (the calling thread's namespace when None)."""
     if namespace is None:
         return probe()
-    from hebench.net.shaping.scope import ShapingSetup, join_namespace
+    from hebench.net.shaping.scope import enter_namespace
 
     answer: list[bool] = [False]
 
     def inside() -> None:
-        join_namespace(ShapingSetup(None, False, False, {"probe": namespace}), "probe")  # type: ignore[arg-type]
+        enter_namespace(namespace, "a port check")
         answer[0] = probe()
 
     thread = threading.Thread(target=inside, daemon=True)

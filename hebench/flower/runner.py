@@ -83,7 +83,7 @@ class FlowerRuntime:
 
     def __init__(self, federation: Federation | None = None) -> None:
         self.federation = federation
-        self.per_configuration: tuple[Suite, Path] | None = None  # kernel links: a federation per configuration
+        self.per_configuration = False  # kernel links: a federation per configuration, in its namespaces
 
     @contextlib.contextmanager
     def session(self, suite: Suite, run_dir: Path, note: Callable[[str], None]) -> Iterator[None]:
@@ -102,11 +102,11 @@ class FlowerRuntime:
 
             if not kernel_capabilities().netem:
                 note("flower: no netem here, links get rates only (no delay, jitter, loss)")
-            self.per_configuration = (suite, run_dir)
+            self.per_configuration = True
             try:
                 yield
             finally:
-                self.per_configuration = None
+                self.per_configuration = False
             return
         if self.federation is not None:
             yield
@@ -124,13 +124,13 @@ class FlowerRuntime:
             local.stop()
 
     def configuration_fields(self) -> dict[str, Any]:
-        if self.per_configuration is not None:
+        if self.per_configuration:
             return {"runtime": "flower", "superlink": "per configuration, in the aggregator's namespace"}
         assert self.federation is not None
         return {"runtime": "flower", "superlink": self.federation.superlink}
 
     def start(self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any]) -> Started:
-        if self.per_configuration is None:
+        if not self.per_configuration:
             return self._start(run, control_recv, None)
         network, local = start_placed_federation(run)
         try:

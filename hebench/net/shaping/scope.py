@@ -165,8 +165,12 @@ _PR_SET_PDEATHSIG = 1
 def join_namespace(setup: ShapingSetup, party: str) -> None:
     """Move the calling thread into ``party``'s network namespace (kernel backend; nothing otherwise)."""
     path = setup.namespaces.get(setup.party_key(party))
-    if path is None:
-        return
+    if path is not None:
+        enter_namespace(path, party)
+
+
+def enter_namespace(path: str, party: str) -> None:
+    """Move the calling thread into the network namespace at ``path`` (``party``'s, named in errors)."""
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(path, os.O_RDONLY)
     try:
