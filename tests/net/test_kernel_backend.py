@@ -317,16 +317,26 @@ def test_a_placed_flower_process_runs_in_its_namespace_as_the_first_process_of_i
     assert {"--pid", "--fork", "--kill-child"} <= set(argv)  # its children die with it, also when killed
 
 
-def _flower_processes() -> dict[int, str]:
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _flower_processes(namespaces: set[int]) -> dict[int, tuple[str, int]]:
+    """Flower's processes (and their wrappers) in ``namespaces``: pid -> (command line, namespace); other runs'
+    on this machine are not."""
     out = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
+            cmd = _cmdline(entry)
             try:
-                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                inode = os.stat(entry / "ns" / "net").st_ino
             except OSError:
                 continue
-            if "flower-" in cmd or "flwr" in cmd:
-                out[int(entry.name)] = cmd
+            if inode in namespaces and ("flower-" in cmd or "flwr" in cmd):
+                out[int(entry.name)] = (cmd, inode)
     return out
 
 
@@ -339,7 +349,7 @@ def test_a_flower_run_on_kernel_links_places_every_process_and_leaves_nothing(tm
     from hebench.suite import parse_suite
 
     sweep()
-    before_ns, before_root, before_flower = namespaces_in_use(), root_links_and_qdiscs(), set(_flower_processes())
+    before_ns, before_root = namespaces_in_use(), root_links_and_qdiscs()
     Runner(parse_suite(FLOWER_SUITE), tmp_path, runtime=FlowerRuntime()).run()
     rows = [r.to_json() for r in read_records(tmp_path / "results.jsonl").records]
     config = next(r for r in rows if r["kind"] == "configuration")
@@ -354,7 +364,7 @@ def test_a_flower_run_on_kernel_links_places_every_process_and_leaves_nothing(tm
     wait_until_gone(namespaces_in_use() - before_ns, [])
     assert namespaces_in_use() <= before_ns | {os.stat("/proc/self/ns/net").st_ino}
     assert root_links_and_qdiscs() == before_root
-    assert set(_flower_processes()) <= before_flower, "a Flower process outlived its run"
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and str(tmp_path) in _cmdline(p)]
     assert not list(kernel.STATE_DIR.glob(f"{os.getpid()}-*.json"))
 
 
@@ -362,7 +372,7 @@ def test_a_flower_run_on_kernel_links_places_every_process_and_leaves_nothing(tm
 @pytest.mark.slow
 def test_a_killed_flower_run_leaves_no_namespace_veth_qdisc_or_flower_process_behind(tmp_path):
     sweep()
-    before_ns, before_root, before_flower = namespaces_in_use(), root_links_and_qdiscs(), set(_flower_processes())
+    before_ns, before_root = namespaces_in_use(), root_links_and_qdiscs()
     (tmp_path / "s.yaml").write_text(json.dumps(FLOWER_SUITE))
     argv = [sys.executable, "-m", "hebench", "run", str(tmp_path / "s.yaml"), "--engine", "flower"]
     run = subprocess.Popen([*argv, "--out", str(tmp_path / "run"), "--no-report"], cwd=ROOT, env={**os.environ})
@@ -371,15 +381,15 @@ def test_a_killed_flower_run_leaves_no_namespace_veth_qdisc_or_flower_process_be
     while time.monotonic() < deadline and "ROUND 1" not in (log.read_text() if log.exists() else ""):
         assert run.poll() is None, "the Flower run ended before it could be killed"
         time.sleep(0.5)
-    placed = set(_flower_processes()) - before_flower
-    made = namespaces_in_use() - before_ns
-    assert made and placed  # SuperLink, SuperNodes and their Flower children, in the run's namespaces
-    assert {os.stat(f"/proc/{pid}/ns/net").st_ino for pid in placed if Path(f"/proc/{pid}").exists()} <= made
+    placed = _flower_processes(namespaces_in_use() - before_ns)  # SuperLink, SuperNodes, flwr run, their children
+    made = {inode for _, inode in placed.values()}  # the run's namespaces (not other runs')
+    commands = " ".join(cmd for cmd, _ in placed.values())
+    assert "flower-superlink" in commands and commands.count("flower-supernode --superlink 10.201.") >= 2
     run.send_signal(signal.SIGKILL)  # no cleanup code runs in the killed run
     run.wait(timeout=30)
     wait_until_gone(made, sorted(placed))
     assert not made & namespaces_in_use(), "a namespace outlived its killed Flower run"
-    left = [p for p in placed if Path(f"/proc/{p}").exists() and _state(p) != "Z"]
+    left = [p for p in placed if Path(f"/proc/{p}").exists() and _state(p) != "Z"]  # also the Flower children
     assert not left, f"Flower processes outlived the killed run: {left}"
     assert root_links_and_qdiscs() == before_root
     sweep()
