@@ -5,6 +5,10 @@ hub credential file and, for offload, each node's engine. ``hebench flower
 up`` writes such a folder and starts the processes: one SuperLink, N
 SuperNodes (partition i of N, runtime dependency installation off) and, with
 engines, one offload engine beside each SuperNode.
+
+On the kernel backend (:class:`Placement`), each process starts inside its party's network namespace: the
+SuperLink in the aggregator's, each SuperNode and its engine in its client's; the certificates name the
+namespace addresses, and the port checks run inside the namespace they check.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -99,16 +105,76 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_port(port: int, what: str, proc: subprocess.Popen, log: Path, timeout_s: float = 60.0) -> None:
+@dataclass(frozen=True)
+class Placement:
+    """Where a loopback federation's processes run on the kernel backend: each party's namespace (a
+    ``/proc/PID/ns/net`` path) and address, and ``register`` to record each started process for the sweeper."""
+
+    namespaces: dict[str, str]
+    addresses: dict[str, str]
+    register: Callable[[int], None] = lambda pid: None
+
+    def argv(self, party: str, argv: list[str]) -> list[str]:
+        """``argv`` run inside ``party``'s namespace, as PID 1 of a PID namespace of its own: Flower's processes
+        start theirs (SuperExec, ServerApp, ClientApp) in new sessions, beyond any death signal, and the kernel
+        ends a PID namespace's every process when its first one dies, which ``unshare --kill-child`` makes happen
+        when ``unshare`` (the started process, dying with the run) does."""
+        pid_namespace = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+        return ["nsenter", f"--net={self.namespaces[party]}", *pid_namespace, *argv]
+
+    def hosts(self) -> tuple[str, ...]:
+        """The names every certificate carries: loopback and each namespace's address."""
+        return ("127.0.0.1", "localhost", *self.addresses.values())
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills it when the run dies (the death signal survives exec)."""
+    from hebench.net.shaping.scope import die_with_parent
+
+    die_with_parent()
+
+
+def in_namespace(namespace: str | None, probe: Callable[[], bool]) -> bool:
+    """``probe()`` run in a thread inside ``namespace`` (the calling thread's namespace when None)."""
+    if namespace is None:
+        return probe()
+    from hebench.net.shaping.scope import enter_namespace
+
+    answer: list[bool] = [False]
+
+    def inside() -> None:
+        enter_namespace(namespace, "a port check")
+        answer[0] = probe()
+
+    thread = threading.Thread(target=inside, daemon=True)
+    thread.start()
+    thread.join()
+    return answer[0]
+
+
+def wait_for_port(
+    port: int,
+    what: str,
+    proc: subprocess.Popen,
+    log: Path,
+    timeout_s: float = 60.0,
+    host: str = "127.0.0.1",
+    namespace: str | None = None,
+) -> None:
+    """Wait until ``host:port`` accepts connections, checked from inside ``namespace`` (kernel backend)."""
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex((host, port)) == 0
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise PartyError(f"{what} exited with code {proc.returncode}: {tail(log)}", f"see {log}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
+        if in_namespace(namespace, listening):
+            return
         time.sleep(0.2)
-    raise PartyError(f"{what} did not listen on port {port} within {timeout_s:.0f} s", f"see {log}")
+    raise PartyError(f"{what} did not listen on {host}:{port} within {timeout_s:.0f} s", f"see {log}")
 
 
 def tail(log: Path, lines: int = 8) -> str:
@@ -141,19 +207,41 @@ class LocalFederation:
 
     federation: Federation
     procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
+    placement: Placement | None = None  # kernel backend: each process in its party's namespace
 
     @property
     def folder(self) -> Path:
         return Path(self.federation.folder)
 
-    def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, Path]:
+    def spawn(
+        self, name: str, argv: list[str], env: dict[str, str], party: str | None = None
+    ) -> tuple[subprocess.Popen, Path]:
+        """Start one process (in ``party``'s namespace on the kernel backend), logging to ``logs/NAME.log``."""
         logs = self.folder / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{name}.log"
+        placed = self.placement is not None and party is not None
+        if placed:
+            assert self.placement is not None and party is not None
+            argv = self.placement.argv(party, argv)
         with log.open("ab") as out:
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if placed else None,  # only sets a death signal
+            )
         self.procs.append((name, proc))
+        if placed:
+            assert self.placement is not None
+            self.placement.register(proc.pid)
         return proc, log
+
+    def party_argv(self, party: str, argv: list[str]) -> list[str]:
+        """``argv`` in ``party``'s namespace (kernel backend), or unchanged (loopback)."""
+        return argv if self.placement is None else self.placement.argv(party, argv)
 
     def start_supernode(
         self, index: int, key: Path | None = None, name: str | None = None
@@ -164,12 +252,14 @@ class LocalFederation:
         if key is not None:
             argv += ["--auth-supernode-private-key", str(key)]
         argv += ["--node-config", fed.node_config(index)]
-        return self.spawn(name or f"supernode-{index}", argv, fed.env())
+        return self.spawn(name or f"supernode-{index}", argv, fed.env(), party=f"client-{index}")
 
     def register(self, public_key: Path) -> None:
         """Add a node's public key to the SuperLink's allow list (authentication on)."""
         result = subprocess.run(
-            [console_script("flwr"), "supernode", "register", str(public_key), CONNECTION],
+            self.party_argv(
+                "aggregator", [console_script("flwr"), "supernode", "register", str(public_key), CONNECTION]
+            ),
             env=self.federation.env(),
             capture_output=True,
             text=True,
@@ -209,11 +299,21 @@ def console_script(name: str) -> str:
 
 
 def start_local_federation(
-    folder: Path, nodes: int, tls: bool = True, auth: bool = False, engines: bool = False
+    folder: Path,
+    nodes: int,
+    tls: bool = True,
+    auth: bool = False,
+    engines: bool = False,
+    placement: Placement | None = None,
 ) -> LocalFederation:
-    """Start a SuperLink, ``nodes`` SuperNodes and (``engines``) an offload engine per node, on loopback."""
+    """Start a SuperLink, ``nodes`` SuperNodes and (``engines``) an offload engine per node, on loopback, or
+    with ``placement`` each in its party's namespace (SuperLink: the aggregator's; node i, engine i: client-i's)."""
     from hebench.net.certs import make_certificates
 
+    server = placement.addresses["aggregator"] if placement else "127.0.0.1"
+    hosts = placement.hosts() if placement else ("127.0.0.1", "localhost")
+    engine_host = (lambda i: placement.addresses[f"client-{i}"]) if placement else (lambda i: "127.0.0.1")
+    agg_ns = placement.namespaces["aggregator"] if placement else None
     folder = folder.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     client_key = folder / "client.key"
@@ -222,28 +322,31 @@ def start_local_federation(
     port = free_port()
     root = None
     if tls:
-        make_certificates(folder / "superlink-tls", hosts=0, server_role="superlink")
+        make_certificates(folder / "superlink-tls", hosts=0, server_hosts=hosts, server_role="superlink")
         root = str(folder / "superlink-tls" / "ca.pem")
-    make_certificates(folder / "hub-tls", hosts=0, server_role=HUB_ROLE)
+    make_certificates(folder / "hub-tls", hosts=0, server_hosts=hosts, server_role=HUB_ROLE)
     engine_tls = str(folder / "engine-tls") if engines else None
     if engine_tls:
-        make_certificates(Path(engine_tls), hosts=nodes)
+        make_certificates(Path(engine_tls), hosts=nodes, server_hosts=hosts)
     engine_ports = [free_port() for _ in range(nodes)] if engines else []
     fed = Federation(
         folder=str(folder),
-        superlink=f"127.0.0.1:{port}",
+        superlink=f"{server}:{port}",
         root_certificates=root,
         nodes=nodes,
         client_key=str(client_key),
+        hub_host=server,  # the run's hub listens in the aggregator's namespace too
         hub_tls_dir=str(folder / "hub-tls"),
-        engines=tuple(f"127.0.0.1:{p}" for p in engine_ports),
+        engines=tuple(f"{engine_host(i)}:{p}" for i, p in enumerate(engine_ports)),
         engine_tls_dir=engine_tls,
         auth=auth,
     )
     fed.save()
-    local = LocalFederation(fed)
+    local = LocalFederation(fed, placement=placement)
     try:
         argv = [console_script("flower-superlink"), "--port", str(port), "--disable-runtime-dependency-installation"]
+        if placement is not None:  # listen on the aggregator's namespace address, which the nodes dial
+            argv += ["--host", server]
         if tls:
             certs = folder / "superlink-tls"
             argv += ["--ssl-certfile", str(certs / "superlink.pem"), "--ssl-keyfile", str(certs / "superlink-key.pem")]
@@ -252,16 +355,17 @@ def start_local_federation(
             argv += ["--insecure"]
         if auth:
             argv += ["--enable-supernode-auth"]
-        proc, log = local.spawn("superlink", argv, fed.env())
-        wait_for_port(port, "the SuperLink", proc, log)
+        proc, log = local.spawn("superlink", argv, fed.env(), party="aggregator")
+        wait_for_port(port, "the SuperLink", proc, log, host=server, namespace=agg_ns)
         for i, engine_port in enumerate(engine_ports):
             assert engine_tls is not None
             tls_args = [f"--tls-cert={engine_tls}/engine-{i}.pem", f"--tls-key={engine_tls}/engine-{i}-key.pem"]
-            argv = [sys.executable, "-m", "hebench", "engine", "serve", "--listen", f"127.0.0.1:{engine_port}"]
-            proc, log = local.spawn(
-                f"engine-{i}", [*argv, *tls_args, f"--tls-ca={engine_tls}/ca.pem"], os.environ.copy()
-            )
-            wait_for_port(engine_port, f"engine {i}", proc, log)
+            listen = f"{engine_host(i)}:{engine_port}"
+            argv = [sys.executable, "-m", "hebench", "engine", "serve", "--listen", listen]
+            argv += [*tls_args, f"--tls-ca={engine_tls}/ca.pem"]
+            proc, log = local.spawn(f"engine-{i}", argv, os.environ.copy(), party=f"client-{i}")
+            client_ns = placement.namespaces[f"client-{i}"] if placement else None
+            wait_for_port(engine_port, f"engine {i}", proc, log, host=engine_host(i), namespace=client_ns)
         for i in range(nodes):
             key = None
             if auth:

@@ -5,6 +5,11 @@ process, submits hebench's Flower App with ``flwr run``, and writes what the
 ServerApp and the nodes' mods report as the same JSON-lines records as local
 runs, marked ``runtime: flower``. Without a federation folder it starts a
 loopback one (TLS on) for the duration of the run.
+
+With ``network.emulation: kernel`` each configuration gets its own loopback
+federation inside the configuration's namespaces: the SuperLink, the hub and
+``flwr run`` in the aggregator's, each SuperNode (and its engine) in its
+client's, every veth shaped by ``tbf`` (and ``netem`` where the kernel has it).
 """
 
 from __future__ import annotations
@@ -20,17 +25,26 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from hebench.errors import PartyError, SuiteError
+from hebench.errors import ParameterError, PartyError, SuiteError
 from hebench.fl.party import Credentials, PartyContext, party_main
 from hebench.flower.app_files import write_app, write_run_config
-from hebench.flower.federation import CONNECTION, Federation, console_script, start_local_federation, tail
+from hebench.flower.federation import (
+    CONNECTION,
+    Federation,
+    LocalFederation,
+    Placement,
+    console_script,
+    start_local_federation,
+    tail,
+)
 from hebench.flower.hub import HubSettings, run_hub
 from hebench.flower.plan import FlowerPlan
 from hebench.net.address import parse_address
+from hebench.net.shaping.scope import ShapingSetup, die_with_parent, run_placed
 from hebench.results.records import FlowerRunRecord, Record
-from hebench.results.run_folder import RunFolder
+from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, Supervised
-from hebench.suite import MeasureSpec, Suite
+from hebench.suite import Configuration, MeasureSpec, Suite
 
 
 class FlowerProcess:
@@ -69,11 +83,31 @@ class FlowerRuntime:
 
     def __init__(self, federation: Federation | None = None) -> None:
         self.federation = federation
+        self.per_configuration = False  # kernel links: a federation per configuration, in its namespaces
 
     @contextlib.contextmanager
     def session(self, suite: Suite, run_dir: Path, note: Callable[[str], None]) -> Iterator[None]:
-        """Use the given federation, or start a loopback one (TLS on) for the whole suite."""
+        """Use the given federation, or start a loopback one (TLS on) for the whole suite; with kernel links, one
+        per configuration, in that configuration's namespaces."""
         refuse_faults(suite)
+        kernel = [c.label for c in suite.configurations if _kernel_links(suite, c)]
+        if kernel and self.federation is not None:
+            raise ParameterError(
+                f"network.emulation: kernel ({', '.join(kernel[:3])}) places a loopback federation's processes in "
+                "network namespaces; a federation given with --federation runs elsewhere and cannot be shaped",
+                "run without --federation (hebench starts the federation), or leave network out of the suite",
+            )
+        if kernel:
+            from hebench.net.shaping.kernel import kernel_capabilities
+
+            if not kernel_capabilities().netem:
+                note("flower: no netem here, links get rates only (no delay, jitter, loss)")
+            self.per_configuration = True
+            try:
+                yield
+            finally:
+                self.per_configuration = False
+            return
         if self.federation is not None:
             yield
             return
@@ -90,10 +124,41 @@ class FlowerRuntime:
             local.stop()
 
     def configuration_fields(self) -> dict[str, Any]:
+        if self.per_configuration:
+            return {"runtime": "flower", "superlink": "per configuration, in the aggregator's namespace"}
         assert self.federation is not None
         return {"runtime": "flower", "superlink": self.federation.superlink}
 
     def start(self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any]) -> Started:
+        if not self.per_configuration:
+            return self._start(run, control_recv, None)
+        network, local = start_placed_federation(run)
+        try:
+            self.federation = local.federation
+            started = self._start(run, control_recv, network.setup)
+        except BaseException:
+            local.stop()
+            network.close()
+            raise
+        finally:
+            self.federation = None
+        for party in started.parties.values():  # the hub and ``flwr run``: the sweeper ends them should the run die
+            network.register(getattr(party, "pid", None) or party.popen.pid)
+        stop_parties = started.stop
+
+        def stop() -> None:
+            try:
+                stop_parties()
+            finally:
+                local.stop()
+                network.close()
+
+        started.stop = stop
+        return started
+
+    def _start(
+        self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any], setup: ShapingSetup | None
+    ) -> Started:
         suite, config, fed = run.suite, run.config, self.federation
         assert fed is not None
         if fed.nodes != suite.data.clients:
@@ -106,7 +171,7 @@ class FlowerRuntime:
                 f"'{config.label}' is {config.mode}, but the federation has no engine per SuperNode",
                 "start the federation with `hebench flower up --engines`",
             )
-        started, parent, ctx = start_hub(run, _describe_exit)
+        started, parent, ctx = start_hub(run, _describe_exit, setup)
         try:
             settings = HubSettings(
                 client_key=_read_key(Path(fed.client_key)),
@@ -129,8 +194,15 @@ class FlowerRuntime:
             log = folder.ensure(folder.flower_log(config.label))
             with log.open("ab") as out:
                 argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
+                if setup is not None:  # the SuperLink's Control API listens in the aggregator's namespace
+                    argv = Placement(setup.namespaces, setup.addresses).argv("aggregator", argv)
                 popen = subprocess.Popen(
-                    argv, stdout=out, stderr=subprocess.STDOUT, env=fed.env(), start_new_session=True
+                    argv,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=fed.env(),
+                    start_new_session=True,
+                    preexec_fn=die_with_parent if setup is not None else None,  # only sets a death signal
                 )
             flwr = FlowerProcess(popen, log)
             started.parties["flwr run"] = flwr
@@ -151,10 +223,49 @@ def refuse_faults(suite: Suite) -> None:
         )
 
 
+def _kernel_links(suite: Suite, config: Configuration) -> bool:
+    spec = suite.network_for(config)
+    return spec is not None and spec.emulation == "kernel"
+
+
+def start_placed_federation(run: ConfigurationRun) -> tuple[Any, LocalFederation]:
+    """A configuration's namespaces (aggregator and clients; the hub is the key authority, in the aggregator's)
+    and a loopback federation started inside them. Returns the network (``setup``, ``close``) and the federation."""
+    from hebench.runtime.network import ConfigurationNetwork, network_plan
+
+    suite, config = run.suite, run.config
+    folder = RunFolder(run.run_dir).flower_federation / safe_label(config.label)
+    plan = network_plan(suite, config, suite.data.clients)
+    if plan is None:  # a configuration without links in a suite with kernel links: its own unshaped federation
+        return ConfigurationNetwork(), start_local_federation(
+            folder, suite.data.clients, tls=True, engines=config.spec.needs_engines
+        )
+    from hebench.net.shaping.kernel import KernelNetwork
+
+    kernel = KernelNetwork.build(plan, secrets.token_hex(4), ("aggregator",))
+    setup = kernel.setup()
+    # Flower's processes are not hebench's: no userspace delays anywhere (the hub's channels included), so that
+    # every party sees the same links; without netem those delays are missing, and the records say so
+    setup = ShapingSetup(setup.plan, pace=False, delays=False, namespaces=setup.namespaces, addresses=setup.addresses)
+    network = ConfigurationNetwork(setup, kernel.close, kernel.register)
+    try:
+        placement = Placement(setup.namespaces, setup.addresses, kernel.register)
+        local = start_local_federation(
+            folder, suite.data.clients, tls=True, engines=config.spec.needs_engines, placement=placement
+        )
+    except BaseException:
+        kernel.close()
+        raise
+    return network, local
+
+
 def start_hub(
-    run: ConfigurationRun, describe_exit: Callable[[str, int], tuple[str, str]]
+    run: ConfigurationRun,
+    describe_exit: Callable[[str, int], tuple[str, str]],
+    setup: ShapingSetup | None = None,
 ) -> tuple[Started, Connection, PartyContext]:
-    """The run's hub process (key authority and record sink), waiting for its :class:`HubSettings` on the pipe.
+    """The run's hub process (key authority and record sink), waiting for its :class:`HubSettings` on the pipe;
+    with ``setup`` (kernel links) in the aggregator's namespace.
 
     ``ctx.credentials.public`` is the server door's credential. The returned ``stop`` ends every other
     party the caller adds to ``started.parties`` (``flwr run``, the simulation), then the hub.
@@ -173,7 +284,8 @@ def start_hub(
     spawn = mp.get_context("spawn")
     started = Started(records=spawn.Queue(), describe_exit=describe_exit)
     parent, child = spawn.Pipe()
-    hub = spawn.Process(target=party_main, args=("hub", run_hub, ctx, child, started.records), name="hub", daemon=True)
+    args = (setup, "aggregator", party_main, "hub", run_hub, ctx, child, started.records)
+    hub = spawn.Process(target=run_placed, args=args, name="hub", daemon=True)
     hub.start()
     started.parties["hub"] = hub
 

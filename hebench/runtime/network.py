@@ -13,6 +13,11 @@ from hebench.links.plan import NetworkPlan, plan_network
 from hebench.net.shaping.scope import ShapingSetup
 from hebench.suite import Configuration, Suite
 
+FLOWER_RATES_ONLY = (
+    "netem: this kernel has no sch_netem, so Flower's traffic (its SuperLink APIs, the nodes' hub channels) gets "
+    "rates only (tbf); the links' delay, jitter and loss are not applied"
+)
+
 
 @dataclass
 class ConfigurationNetwork:
@@ -61,7 +66,19 @@ def check_networks(suite: Suite, runtime: str) -> None:
         if spec is None:
             continue
         where = f"configurations[{config.label}].network" if config.network is not None else "network"
-        if runtime != "hebench":
+        if runtime == "flower-sim":
+            raise ParameterError(
+                f"{where}: --engine flower-sim runs every client in one Ray process, which cannot be placed in "
+                "per-party network namespaces, so its links cannot be applied",
+                "use --engine flower with emulation: kernel, or run without --engine",
+            )
+        if runtime == "flower" and spec.emulation != "kernel":
+            raise ParameterError(
+                f"{where}.emulation: {spec.emulation} links are applied inside hebench's own channels, "
+                "not to Flower's gRPC, so --engine flower cannot apply them",
+                "set emulation: kernel (root; each Flower process in its party's namespace), or run without --engine",
+            )
+        if runtime not in ("hebench", "flower"):
             raise ParameterError(
                 f"{where}.emulation: {spec.emulation} links are applied by the local runtime, "
                 f"not by --engine {runtime}",
@@ -78,8 +95,9 @@ def check_networks(suite: Suite, runtime: str) -> None:
             check_kernel_backend(f"{where}.emulation")
 
 
-def network_record(suite: Suite, config: Configuration, clients: int) -> dict | None:
-    """The configuration record's ``network``: the plan, and how its links are applied on this machine."""
+def network_record(suite: Suite, config: Configuration, clients: int, runtime: str = "hebench") -> dict | None:
+    """The configuration record's ``network``: the plan, and how its links are applied on this machine (on
+    ``runtime``: Flower's gRPC gets no userspace delays)."""
     plan = network_plan(suite, config, clients)
     if plan is None:
         return None
@@ -90,5 +108,8 @@ def network_record(suite: Suite, config: Configuration, clients: int) -> dict | 
     if plan.emulation == "kernel":
         from hebench.net.shaping.kernel import kernel_capabilities
 
-        applied = kernel_capabilities().applied()
+        caps = kernel_capabilities()
+        applied = caps.applied()
+        if runtime == "flower" and not caps.netem:
+            applied = {"kernel": applied["kernel"], "missing": [FLOWER_RATES_ONLY]}
     return {**plan.to_json(), "applied": applied}

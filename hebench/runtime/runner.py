@@ -201,7 +201,7 @@ class Runner:
             "parameters": parameter_count(model),
             "start_round": start,
             "mode_security": config.mode_params.security(per_round) if config.mode_params else None,
-            "network": network_record(suite, config, len(data.clients)),
+            "network": network_record(suite, config, len(data.clients), self.runtime.name),
         }
 
     def _run_config(self, config: Configuration, data: FederatedData, start: int, writer: ResultWriter) -> None:

@@ -266,3 +266,131 @@ def test_every_server_side_party_gets_its_own_namespace(monkeypatch, configurati
     )
     prepare(suite, suite.configurations[0], 2, "run")
     assert built == [("aggregator", *helpers, "key_authority")]
+
+
+# Flower's deployment engine on kernel links: each process in its party's namespace.
+
+FLOWER_SUITE = {
+    "name": "flower-kernel",
+    "data": {"dataset": "digits", "clients": 2},
+    "model": {"name": "mlp", "hidden": 4},
+    "training": {"rounds": 2},
+    "configurations": [{"mode": "raw"}],
+    "network": {"clients": {"profile": "home-broadband"}, "emulation": "kernel"},
+    "measure": {"setup_timeout_s": 120},
+}
+
+
+def test_flower_takes_kernel_links_and_refuses_in_one_line_what_it_cannot_shape(monkeypatch):
+    from hebench.runtime.network import check_networks
+    from hebench.suite import parse_suite
+
+    monkeypatch.setattr(kernel, "kernel_capabilities", lambda: KernelCapabilities(True, "ip", "tc", tbf=True))
+    on = lambda emulation: parse_suite({**FLOWER_SUITE, "network": {**SPEC, "emulation": emulation}})  # noqa: E731
+    check_networks(on("kernel"), "flower")  # each Flower process in its party's namespace
+    with pytest.raises(ParameterError, match="one Ray process, which cannot be placed in per-party") as err:
+        check_networks(on("kernel"), "flower-sim")
+    assert "--engine flower with emulation: kernel" in err.value.fix
+    for emulation in ("userspace", "model"):
+        with pytest.raises(ParameterError, match=f"{emulation} links are applied inside hebench's own channels"):
+            check_networks(on(emulation), "flower")
+
+
+def test_a_flower_run_without_netem_records_that_its_links_get_rates_only(monkeypatch):
+    from hebench.runtime.network import network_record
+    from hebench.suite import parse_suite
+
+    monkeypatch.setattr(kernel, "kernel_capabilities", lambda: KernelCapabilities(True, "ip", "tc", tbf=True))
+    s = parse_suite({**FLOWER_SUITE, "network": {**SPEC, "emulation": "kernel"}})
+    applied = network_record(s, s.configurations[0], 2, "flower")["applied"]
+    assert applied["kernel"] == ["rate (tbf)"] and "userspace" not in applied  # no userspace delays on Flower
+    missing = applied["missing"][0]
+    assert "Flower's traffic" in missing and "delay, jitter and loss are not applied" in missing
+    assert "userspace" in network_record(s, s.configurations[0], 2)["applied"]  # the local runtime's, unchanged
+
+
+def test_a_placed_flower_process_runs_in_its_namespace_as_the_first_process_of_its_own_pid_namespace():
+    from hebench.flower.federation import Placement
+
+    argv = Placement({"client-0": "/proc/9/task/10/ns/net"}, {"client-0": "10.201.0.2"}).argv("client-0", ["x"])
+    assert argv[:2] == ["nsenter", "--net=/proc/9/task/10/ns/net"] and argv[-1] == "x"
+    assert {"--pid", "--fork", "--kill-child"} <= set(argv)  # its children die with it, also when killed
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _flower_processes(namespaces: set[int]) -> dict[int, tuple[str, int]]:
+    """Flower's processes (and their wrappers) in ``namespaces``: pid -> (command line, namespace); other runs'
+    on this machine are not."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            cmd = _cmdline(entry)
+            try:
+                inode = os.stat(entry / "ns" / "net").st_ino
+            except OSError:
+                continue
+            if inode in namespaces and ("flower-" in cmd or "flwr" in cmd):
+                out[int(entry.name)] = (cmd, inode)
+    return out
+
+
+@needs_kernel
+@pytest.mark.slow
+def test_a_flower_run_on_kernel_links_places_every_process_and_leaves_nothing(tmp_path):
+    from hebench.flower.runner import FlowerRuntime
+    from hebench.results import read_records
+    from hebench.runtime.runner import Runner
+    from hebench.suite import parse_suite
+
+    sweep()
+    before_ns, before_root = namespaces_in_use(), root_links_and_qdiscs()
+    Runner(parse_suite(FLOWER_SUITE), tmp_path, runtime=FlowerRuntime()).run()
+    rows = [r.to_json() for r in read_records(tmp_path / "results.jsonl").records]
+    config = next(r for r in rows if r["kind"] == "configuration")
+    assert config["runtime"] == "flower" and config["network"]["emulation"] == "kernel"
+    assert config["network"]["applied"]["kernel"][0] == "rate (tbf)"
+    if not CAPS.netem:
+        assert "delay, jitter and loss are not applied" in config["network"]["applied"]["missing"][0]
+    clients = [r for r in rows if r["kind"] == "party_round" and r["role"] == "client"]
+    assert len(clients) == 2 * 2
+    logs = tmp_path / "flower-federation" / "raw" / "logs"
+    assert "https://10.201.0.1:" in (logs / "superlink.log").read_text()  # the aggregator's namespace address
+    wait_until_gone(namespaces_in_use() - before_ns, [])
+    assert namespaces_in_use() <= before_ns | {os.stat("/proc/self/ns/net").st_ino}
+    assert root_links_and_qdiscs() == before_root
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and str(tmp_path) in _cmdline(p)]
+    assert not list(kernel.STATE_DIR.glob(f"{os.getpid()}-*.json"))
+
+
+@needs_kernel
+@pytest.mark.slow
+def test_a_killed_flower_run_leaves_no_namespace_veth_qdisc_or_flower_process_behind(tmp_path):
+    sweep()
+    before_ns, before_root = namespaces_in_use(), root_links_and_qdiscs()
+    (tmp_path / "s.yaml").write_text(json.dumps(FLOWER_SUITE))
+    argv = [sys.executable, "-m", "hebench", "run", str(tmp_path / "s.yaml"), "--engine", "flower"]
+    run = subprocess.Popen([*argv, "--out", str(tmp_path / "run"), "--no-report"], cwd=ROOT, env={**os.environ})
+    log = tmp_path / "run" / "flower-logs" / "raw.log"
+    deadline = time.monotonic() + 180  # liveness bound: the first round has started on Flower
+    while time.monotonic() < deadline and "ROUND 1" not in (log.read_text() if log.exists() else ""):
+        assert run.poll() is None, "the Flower run ended before it could be killed"
+        time.sleep(0.5)
+    placed = _flower_processes(namespaces_in_use() - before_ns)  # SuperLink, SuperNodes, flwr run, their children
+    made = {inode for _, inode in placed.values()}  # the run's namespaces (not other runs')
+    commands = " ".join(cmd for cmd, _ in placed.values())
+    assert "flower-superlink" in commands and commands.count("flower-supernode --superlink 10.201.") >= 2
+    run.send_signal(signal.SIGKILL)  # no cleanup code runs in the killed run
+    run.wait(timeout=30)
+    wait_until_gone(made, sorted(placed))
+    assert not made & namespaces_in_use(), "a namespace outlived its killed Flower run"
+    left = [p for p in placed if Path(f"/proc/{p}").exists() and _state(p) != "Z"]  # also the Flower children
+    assert not left, f"Flower processes outlived the killed run: {left}"
+    assert root_links_and_qdiscs() == before_root
+    sweep()
+    assert not list(kernel.STATE_DIR.glob(f"{run.pid}-*.json"))

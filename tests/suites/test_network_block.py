@@ -106,7 +106,7 @@ def test_the_networks_suite_runs_every_protection_on_three_profiles():
 
 
 def test_links_the_run_cannot_apply_are_refused_before_any_work(monkeypatch):
-    with pytest.raises(ParameterError, match=r"network\.emulation: userspace links are applied by the local runtime"):
+    with pytest.raises(ParameterError, match=r"network\.emulation: userspace links are applied inside hebench's own"):
         check_networks(suite({"clients": {"profile": "lte"}}), "flower")
     remote = parse_suite(
         {

@@ -165,8 +165,12 @@ _PR_SET_PDEATHSIG = 1
 def join_namespace(setup: ShapingSetup, party: str) -> None:
     """Move the calling thread into ``party``'s network namespace (kernel backend; nothing otherwise)."""
     path = setup.namespaces.get(setup.party_key(party))
-    if path is None:
-        return
+    if path is not None:
+        enter_namespace(path, party)
+
+
+def enter_namespace(path: str, party: str) -> None:
+    """Move the calling thread into the network namespace at ``path`` (``party``'s, named in errors)."""
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -193,4 +197,13 @@ def run_bound(setup: ShapingSetup | None, party: str | None, target: Callable[..
         if setup.namespaces:
             die_with_parent()
         activate(setup, party)
+    return target(*args)
+
+
+def run_placed(setup: ShapingSetup | None, party: str, target: Callable[..., Any], *args: Any) -> Any:
+    """Process entry for a party whose peers are not hebench's shaped parties (Flower's hub): only placed in
+    ``party``'s namespace (kernel backend), where the veth's qdiscs are its link; its channels stay unwrapped."""
+    if setup is not None and setup.namespaces:
+        die_with_parent()
+        join_namespace(setup, party)
     return target(*args)
