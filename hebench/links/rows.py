@@ -88,13 +88,19 @@ def link_rows(records: Iterable[Record]) -> list[LinkRow]:
                 round_wall_s=_mean(steady.values()),
                 modelled=is_model,
                 steady_rounds=len(steady),
-                client_transfer_s=None if is_model else _mean(_transfer(c) for c in steady_clients),
+                client_transfer_s=None if is_model else _mean(_transfer(c) for c in steady_clients if _held(c)),
                 client_compute_cpu_s=_mean(c.phases.cpu_s(exclude=IDLE) for c in steady_clients),
                 time_to_accuracy=reached.get(label),
                 missing=tuple((net.get("applied") or {}).get("missing") or ()),
             )
         )
     return rows
+
+
+def _held(rec: PartyRoundRecord) -> bool:
+    """True when the client (or its engine) kept a link ledger: Flower's clients on kernel links keep none, and
+    their time on the link shows in the round walls only."""
+    return bool(_ledger(rec)) or (rec.engine is not None and bool(_ledger(rec.engine)))
 
 
 def _transfer(rec: PartyRoundRecord) -> float:

@@ -28,14 +28,19 @@ def configuration(label: str, profile: str, emulation: str) -> ConfigurationReco
     )
 
 
-def rounds(label: str, walls: tuple[float, ...], held: float) -> list[PartyRoundRecord]:
+def rounds(label: str, walls: tuple[float, ...], held: float | None) -> list[PartyRoundRecord]:
     out = []
     for r, wall in enumerate(walls):
         out.append(PartyRoundRecord(config=label, role="aggregator", round=r, round_wall_s=wall))
         phases = Phases({"train": Phase(wall_s=0.2, cpu_s=0.1), "wait": Phase(wall_s=1.0, cpu_s=0.0)})
         out.append(
             PartyRoundRecord(
-                config=label, role="client", client=0, round=r, phases=phases, network={"transfer_s": held}
+                config=label,
+                role="client",
+                client=0,
+                round=r,
+                phases=phases,
+                network=None if held is None else {"transfer_s": held},
             )
         )
     return out
@@ -81,3 +86,10 @@ def test_the_terminal_table_fits_80_columns_and_marks_modelled_walls():
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "3.2 s m" in text and "r2 60 s" in text
     assert links_table([], {}) is None
+
+
+def test_clients_without_a_link_ledger_show_no_transfer_rather_than_zero():
+    """Flower's clients on kernel links keep no ledger: their time on the link is unknown, not 0 s."""
+    recs = [configuration("raw@lte", "lte", "kernel"), *rounds("raw@lte", (9.0, 2.0, 2.2), held=None)]
+    (row,) = link_rows(recs)
+    assert row.client_transfer_s is None and row.round_wall_s == pytest.approx(2.1)
