@@ -1,7 +1,8 @@
 """Stragglers on slow links: with a round deadline, a client whose upload would finish after it on its access link
 is late, counted before it sends (so its update never enters the sum). Two tiers: the fast one's upload takes
 milliseconds, the slow one's (0.05 Mbit/s up) about 17 s for the update's ~102 kB, against a 3 s deadline:
-the outcome follows from the sizes and rates, not from how fast this machine computes."""
+the outcome follows from the sizes and rates, not from how fast this machine computes. With sample-level DP, a
+late client trained but released nothing: its privacy ledger stays empty."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from hebench.faults.link_time import upload_link_s
+from hebench.fl.dp_ledger import PrivacyLedger
 from hebench.links.plan import MBIT, Link, plan_network
 from hebench.links.segments import wire_bytes
 from hebench.results import read_records
+from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 
@@ -27,7 +30,7 @@ SUITE = {
     "training": {"rounds": 2, "local_steps": 1, "round_deadline_s": DEADLINE_S, "min_clients": 1},
     "network": {"tiers": [{"share": 0.5, "link": FAST}, {"share": 0.5, "link": SLOW}]},
     "runtime": {"hosting": "pool", "workers": 1},
-    "configurations": [{"mode": "raw"}],
+    "configurations": [{"mode": "raw", "dp": {"level": "sample", "clip": 1.0, "noise_multiplier": 1.0}}],
     "measure": {"decryption_error": False},
 }
 UPDATE_BYTES = 4 * (784 * 32 + 32 + 32 * 10 + 10)
@@ -77,3 +80,16 @@ def test_each_client_records_its_uploads_time_on_its_link(run):
         else:  # then the bytes its last upload took (the update and its framing)
             assert wire_bytes(UPDATE_BYTES) / rate <= rec.upload_link_s < 1.01 * wire_bytes(UPDATE_BYTES) / rate
         assert (rec.dropout_phase == "late") == (tier[rec.client] == 1)
+
+
+@pytest.mark.slow
+def test_a_late_client_is_not_charged_for_the_round_it_trained_in(run):
+    tier = tiers()
+    folder, label = RunFolder(run), parse_suite(SUITE).configurations[0].label
+    clients = [r for r in read_records(run / "results.jsonl", kind="party_round").records if r.role == "client"]
+    for rec in clients:
+        assert "train" in rec.phases  # every client trained, late or not
+        assert rec.dp_steps == (0 if tier[rec.client] == 1 else rec.round + 1), (rec.round, rec.client)
+    for c, k in tier.items():
+        charged = [charge.round for charge in PrivacyLedger(folder.dp_ledger(label, c)).charges()]
+        assert charged == ([] if k == 1 else [0, 1]), c
