@@ -105,7 +105,8 @@ class Client:
         fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
         fault, left = self.fault(r), None
         self.link.leaving = fault.dropout_phase if msg.kind == "train" else None
-        held = model_vector(self.local.model) if self.faults is not None else None  # kept if the round is skipped
+        may_skip = self.faults is not None or self.deadline_s is not None  # clients may leave or be late
+        held = model_vector(self.local.model) if may_skip else None  # kept if the round is skipped
         if msg.kind == "train":
             left = self._train_and_upload(msg, r, epoch, fault, fit, report)
             with self.meter.phase("wait"):
@@ -118,7 +119,7 @@ class Client:
         if opened.engine is not None:
             report["engine"] = opened.engine
         if opened.skipped:  # too few arrived: the global model stays as it was
-            assert held is not None, "a skipped round needs faults"
+            assert held is not None, "a skipped round needs faults or a deadline"
             vector, report["skipped"] = held, True
         else:
             vector = join(opened.encrypted, opened.plain, self.mask)

@@ -93,3 +93,20 @@ def test_a_late_client_is_not_charged_for_the_round_it_trained_in(run):
     for c, k in tier.items():
         charged = [charge.round for charge in PrivacyLedger(folder.dp_ledger(label, c)).charges()]
         assert charged == ([] if k == 1 else [0, 1]), c
+
+
+@pytest.mark.slow
+def test_a_deadline_without_faults_skips_a_round_every_client_misses_on_its_link(tmp_path):
+    """No ``faults:`` block: the deadline alone makes every client late on a slow link; the round is skipped and
+    each client keeps the global model it held (it trained in place), so the run goes on."""
+    suite = {k: v for k, v in SUITE.items() if k != "configurations"}
+    suite = {
+        **suite,
+        "data": {"dataset": "digits", "clients": 2},
+        "training": {**SUITE["training"], "rounds": 1},
+        "network": {"clients": SLOW},
+        "configurations": [{"mode": "raw"}],
+    }
+    Runner(parse_suite(suite), tmp_path / "run").run()
+    (only,) = read_records(tmp_path / "run" / "results.jsonl", kind="round").records
+    assert only.skipped and only.arrived == 0 and only.dropped == {"0": "late", "1": "late"}
