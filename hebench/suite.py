@@ -86,7 +86,7 @@ class TrainingSpec(_Frozen):
     momentum: float = Field(0.0, ge=0, lt=1)
     key_rotation_rounds: int | None = Field(None, ge=1)  # new keys every K rounds (None: one key set per run)
     target_accuracy: float | None = None  # time-to-accuracy: the first round whose global accuracy reaches this
-    # faults (docs/protocol.md "Dropouts and stragglers"): a client not ready to upload within the deadline is late
+    # faults (docs/protocol.md "Dropouts and stragglers"): a client whose upload (compute + its link) misses it is late
     round_deadline_s: float | None = None  # None: no deadline
     min_clients: int | None = None  # fewer arrivals than this: the round is skipped (the global model unchanged)
     overselect: float = 1.0  # select ceil(clients_per_round * overselect) clients, so enough arrive

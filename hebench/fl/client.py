@@ -15,6 +15,7 @@ import numpy as np
 
 from hebench.errors import PartyError
 from hebench.faults import NO_FAULT, Fault, fault_for
+from hebench.faults.link_time import upload_link_s
 from hebench.fl.link import Link
 from hebench.fl.local_model import LocalModel
 from hebench.fl.meter import PhaseMeter
@@ -23,6 +24,7 @@ from hebench.fl.update import layer_sizes, model_vector
 from hebench.fl.update import split as split_layers
 from hebench.fl.value_range import RangeFit, ValueRange
 from hebench.modes.spec import resolve
+from hebench.net.shaping import scope as shaping
 from hebench.net.transport import Message
 from hebench.results.records import MaskAgreementRecord, PartySetupRecord
 from hebench.selective.split import join, split
@@ -37,6 +39,7 @@ class Client:
         self.range = ValueRange.of(ctx.config)
         self.faults = ctx.suite.faults_for(ctx.config)  # None: this client never drops out or lags
         self.deadline_s = ctx.suite.training.round_deadline_s
+        self.upload_bytes: int | None = None  # what this client's last upload put on its channels
 
     def fault(self, round_index: int) -> Fault:
         """This client's drawn fault in ``round_index`` (the same in every configuration and runtime)."""
@@ -90,8 +93,9 @@ class Client:
 
         With faults (:mod:`hebench.faults`) a selected client may leave at its drawn phase: ``before_train``
         (it does no work), ``after_train`` (it trained but sends nothing), ``after_upload`` (its update is in
-        the aggregate; it does not acknowledge it). A straggler computes ``slowdown`` times as long; one not
-        ready to upload within ``training.round_deadline_s`` of the instruction is late and sends nothing. A
+        the aggregate; it does not acknowledge it). A straggler computes ``slowdown`` times as long; one whose
+        upload cannot be in within ``training.round_deadline_s`` of the instruction (compute, plus the upload's
+        time on its shaped link) is late and sends nothing. A
         client that left still loads the aggregate: it rejoins the next round with the global model.
         """
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
@@ -101,7 +105,8 @@ class Client:
         fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
         fault, left = self.fault(r), None
         self.link.leaving = fault.dropout_phase if msg.kind == "train" else None
-        held = model_vector(self.local.model) if self.faults is not None else None  # kept if the round is skipped
+        may_skip = self.faults is not None or self.deadline_s is not None  # clients may leave or be late
+        held = model_vector(self.local.model) if may_skip else None  # kept if the round is skipped
         if msg.kind == "train":
             left = self._train_and_upload(msg, r, epoch, fault, fit, report)
             with self.meter.phase("wait"):
@@ -114,7 +119,7 @@ class Client:
         if opened.engine is not None:
             report["engine"] = opened.engine
         if opened.skipped:  # too few arrived: the global model stays as it was
-            assert held is not None, "a skipped round needs faults"
+            assert held is not None, "a skipped round needs faults or a deadline"
             vector, report["skipped"] = held, True
         else:
             vector = join(opened.encrypted, opened.plain, self.mask)
@@ -138,24 +143,42 @@ class Client:
             return self._leave(r, "before_train", report)
         told = time.perf_counter()
         with self.meter.phase("train"):
-            vector, report["train_loss"] = self.local.train(r)
+            vector, report["train_loss"] = self.local.train(r, hold_charge=True)
             if fault.slowdown > 1.0:  # a slower device: the same work takes longer in wall time
                 time.sleep((fault.slowdown - 1.0) * (time.perf_counter() - told))
         if fault.dropout_phase == "after_train":
             return self._leave(r, "after_train", report)
-        if self.deadline_s is not None and time.perf_counter() - told > self.deadline_s:
+        if self.deadline_s is not None and self._late(told, vector, report):
             return self._leave(r, "late", report)
+        self.local.release_charge()  # DP: charged before the update leaves (withdrawn where the client left)
         meta = {"round": r, "epoch": epoch, "samples": self.local.samples}
         if msg.meta.get("pre"):
             meta["pre"] = msg.meta["pre"]
+        sent = self._traffic()[0]
         self._upload(meta, vector, fit, report)
+        self.upload_bytes = self._traffic()[0] - sent
         del vector
         if fault.dropout_phase == "after_upload":
             report["dropout_phase"] = "after_upload"
             return "after_upload"
         return None
 
+    def _late(self, told: float, vector: np.ndarray, report: dict[str, Any]) -> bool:
+        """Whether this client cannot have its upload in within ``round_deadline_s`` of the instruction: the
+        time since (compute) plus, on a shaped link, the upload's time on it (:mod:`hebench.faults.link_time`),
+        for the bytes its last upload took (before its first, the update's plaintext bytes)."""
+        assert self.deadline_s is not None
+        link = shaping.current_link()
+        on_link = 0.0
+        if link is not None:
+            on_link = upload_link_s(link, self.upload_bytes if self.upload_bytes is not None else vector.nbytes)
+            report["upload_link_s"] = on_link
+        return time.perf_counter() - told + on_link > self.deadline_s
+
     def _leave(self, r: int, phase: str, report: dict[str, Any]) -> str:
+        """Leave the round at ``phase``: nothing trained was sent, so DP charges none of it (the model is then
+        replaced by the global one, so nothing trained here reaches a later update)."""
+        self.local.withdraw_charge()
         report["dropout_phase"] = phase
         self.link.leave(r, phase)
         return phase

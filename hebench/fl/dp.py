@@ -15,6 +15,7 @@ a ledger (:mod:`hebench.fl.dp_ledger`) so that ε continues across ``--resume``.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,6 +104,14 @@ class SampleLevelDP:
         for _ in range(steps):
             self.accountant.step(noise_multiplier=z, sample_rate=q)
         self.steps += steps
+
+    def snapshot(self) -> tuple[int, Any]:
+        """The privacy spent so far, to :meth:`restore` if the steps taken next are never released."""
+        return self.steps, copy.deepcopy(self.accountant.history)
+
+    def restore(self, snapshot: tuple[int, Any]) -> None:
+        """Back to ``snapshot``: the steps since were taken on a model that never left this client."""
+        self.steps, self.accountant.history = snapshot[0], copy.deepcopy(snapshot[1])
 
     def epsilon(self) -> float | None:
         """ε spent so far at the configured δ (None without noise: no finite guarantee)."""

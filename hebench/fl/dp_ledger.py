@@ -4,7 +4,9 @@ Sample-level DP's ε is a function of every noisy step a client has taken. The a
 client's memory, so a client started again (``--resume``, or a Flower node party built anew) rebuilds it
 from this ledger: one JSON line per round's training, appended before the update leaves the client. An
 update that went out in a round that then failed is charged, and charged again when the round is rerun:
-the aggregator may have seen both.
+the aggregator may have seen both. A round a client trained in but left before sending (a dropout
+``after_train``, or late for the round deadline) is not charged: nothing of it was released, and the client
+then loads the global model, so nothing trained in that round reaches a later update.
 """
 
 from __future__ import annotations

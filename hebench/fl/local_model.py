@@ -44,6 +44,7 @@ class LocalModel:
         self.checkpoints = self.folder.checkpoints(ctx.config.label)
         dp = ctx.config.dp
         self.sample_dp = None
+        self._held: tuple[Charge, tuple[int, Any]] | None = None  # a trained round's charge, not yet released
         if dp is not None and dp.level == "sample":
             self.sample_dp = SampleLevelDP(dp, len(self.data), ctx.suite.training.batch_size)
             self.sample_dp.check(self.model)
@@ -118,8 +119,12 @@ class LocalModel:
     def samples(self) -> int:
         return len(self.data)
 
-    def train(self, round_index: int) -> tuple[np.ndarray, float]:
+    def train(self, round_index: int, *, hold_charge: bool = False) -> tuple[np.ndarray, float]:
         """Local training for one round; returns the update vector (what the client uploads) and the mean loss.
+
+        Sample-level DP charges the round's noisy steps to the ledger before the update can leave; with
+        ``hold_charge`` the charge waits for :meth:`release_charge` (the update is about to be sent) or
+        :meth:`withdraw_charge` (it never will be: the client left after training or was late).
 
         With client-level DP the uploaded model is the global model plus the clipped, noised update. With
         sample-level DP the batches are drawn from a secret seed too: the accountant's sampling rate amplifies
@@ -132,13 +137,16 @@ class LocalModel:
             seed = seed if sample.spec.reproducible_noise else secrets.randbits(64)
         client_dp = dp is not None and dp.level == "client"
         start = model_vector(self.model) if client_dp else None  # a model-sized copy: only DP needs it
-        before = sample.steps if sample is not None else 0
+        before = sample.snapshot() if sample is not None else None
         loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, sample)
         self.model.zero_grad(set_to_none=True)  # a model-sized buffer the rest of the round does not need
         vector = model_vector(self.model)
         if sample is not None:  # charged before the update leaves this client
+            assert before is not None
             z = sample.spec.noise_multiplier
-            self.ledger.append(Charge(round_index, sample.steps - before, sample.sample_rate, z))
+            self._held = Charge(round_index, sample.steps - before[0], sample.sample_rate, z), before
+            if not hold_charge:
+                self.release_charge()
         if client_dp:
             assert dp is not None and start is not None
             vector = start + privatize_update(vector - start, dp, self._noise(round_index, CLIENT_STREAM))
@@ -147,6 +155,21 @@ class LocalModel:
                 {"kind": "oracle_update", "client": self.ctx.client_index, "round": round_index, "vector": vector}
             )
         return vector, loss
+
+    def release_charge(self) -> None:
+        """The trained update is about to leave: its held charge goes to the ledger (synced first)."""
+        if self._held is not None:
+            self.ledger.append(self._held[0])
+            self._held = None
+
+    def withdraw_charge(self) -> None:
+        """The trained update never leaves this client: its steps are not charged (the accountant is as before
+        training). Sound only because the client then loads the global model (:meth:`apply`, or the model it
+        held when the round is skipped): nothing trained in that round reaches a later update."""
+        if self._held is not None:
+            assert self.sample_dp is not None
+            self.sample_dp.restore(self._held[1])
+            self._held = None
 
     def _noise(self, round_index: int, stream: int) -> NoiseSource:
         """This round's DP noise: secret to this client, or derived from public values if the suite asks."""

@@ -238,6 +238,7 @@ class PartyRoundRecord(Record, Measured):
     skip_reason: str | None = None  # a round skipped because its protection could not recover (secagg's shares)
     dropout_phase: str | None = None  # a client that left this round: where (late: missed round_deadline_s)
     slowdown: float | None = None  # a straggler: its compute took this many times as long
+    upload_link_s: float | None = None  # with a deadline on a shaped link: the upload's time on it, counted as late
 
     @property
     def trained(self) -> bool:

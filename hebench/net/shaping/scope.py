@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hebench.errors import PartyError
-from hebench.links.plan import NetworkPlan
+from hebench.links.plan import Link, NetworkPlan
 from hebench.net.shaping.shaper import PartyShaper
 from hebench.net.shaping.wire import ShapedConnection
 
@@ -140,6 +140,12 @@ def take_ledger() -> dict[str, Any] | None:
     """The calling party's traffic on its link since the last take (None outside a shaped run)."""
     shaper = current()
     return None if shaper is None else shaper.take()
+
+
+def current_link() -> Link | None:
+    """The calling party's access link (None outside a shaped run: loopback, no link time)."""
+    party = current_party()
+    return None if _setup is None or party is None else _setup.plan.for_party(party).link
 
 
 def compute_slowdown() -> float:
