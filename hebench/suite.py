@@ -600,6 +600,16 @@ class Suite(_Frozen):
         a dropout of that round (the other modes' runs still end with it)."""
         return config.mode in LOSS_TOLERANT_MODES
 
+    def rounds_may_skip(self, config: Configuration) -> bool:
+        """A round of ``config`` may end without an aggregate (too few arrived, or a client lost mid-upload), so
+        clients keep the round's global model until it comes: faults, a deadline, or a mode that survives a
+        client process that dies (even with no ``faults:`` block)."""
+        return (
+            self.faults_for(config) is not None
+            or self.training.round_deadline_s is not None
+            or self.faults_tolerated(config)
+        )
+
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
         per_round = self.training.clients_per_round

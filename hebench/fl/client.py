@@ -39,6 +39,7 @@ class Client:
         self.range = ValueRange.of(ctx.config)
         self.faults = ctx.suite.faults_for(ctx.config)  # None: this client never drops out or lags
         self.deadline_s = ctx.suite.training.round_deadline_s
+        self.may_skip = ctx.suite.rounds_may_skip(ctx.config)  # then the global model is kept until the aggregate
         self.upload_bytes: int | None = None  # what this client's last upload put on its channels
 
     def fault(self, round_index: int) -> Fault:
@@ -105,8 +106,7 @@ class Client:
         fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
         fault, left = self.fault(r), None
         self.link.leaving = fault.dropout_phase if msg.kind == "train" else None
-        may_skip = self.faults is not None or self.deadline_s is not None  # clients may leave or be late
-        held = model_vector(self.local.model) if may_skip else None  # kept if the round is skipped
+        held = model_vector(self.local.model) if self.may_skip else None  # kept if the round is skipped
         if msg.kind == "train":
             left = self._train_and_upload(msg, r, epoch, fault, fit, report)
             with self.meter.phase("wait"):
@@ -119,7 +119,7 @@ class Client:
         if opened.engine is not None:
             report["engine"] = opened.engine
         if opened.skipped:  # too few arrived: the global model stays as it was
-            assert held is not None, "a skipped round needs faults or a deadline"
+            assert held is not None, "a round of a mode that cannot skip one was skipped"
             vector, report["skipped"] = held, True
         else:
             vector = join(opened.encrypted, opened.plain, self.mask)
