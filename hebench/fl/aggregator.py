@@ -18,7 +18,7 @@ from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.running_sum import RunningSum, Update
+from hebench.fl.running_sum import RunningSum, SumStream, Update
 from hebench.fl.streams import receive_uploads, send_aggregate
 from hebench.modes.spec import resolve
 from hebench.net.transport import Channel, Message, accept, connect, listen
@@ -73,7 +73,7 @@ class Collected:
     weights: dict[int, float]  # FedAvg weights of the clients in the aggregate
     update_bytes: dict[int, int]  # bytes each client uploaded
     meta: dict[str, Any] = field(default_factory=dict)  # extra fields of the aggregate message
-    total: RunningSum | None = None  # the aggregate as a running sum, streamed out chunk by chunk (no blobs)
+    total: SumStream | None = None  # the aggregate as a running sum, streamed out chunk by chunk (no blobs)
     left: dict[int, str] = field(default_factory=dict)  # chosen clients that left before uploading: their phase
     failed: str | None = None  # the round could not be recovered (why): skipped, the global model unchanged
 

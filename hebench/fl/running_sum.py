@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from hebench.crypto.base import EncryptedVector, HEAdapter
 from hebench.errors import PartyError
@@ -35,6 +35,14 @@ class SumChunk:
     length: int
     total: int  # the part's length
     blob: bytes
+
+
+class SumStream(Protocol):
+    """An aggregate that :func:`hebench.fl.streams.send_aggregate` streams out chunk by chunk."""
+
+    spoiled_by: int | None  # a client lost mid-upload spoiled the sum (the round is skipped)
+
+    def stream(self) -> Iterator[SumChunk]: ...
 
 
 class _Part:

@@ -4,7 +4,9 @@ channel to the aggregator, which relays every message between clients.
 1. advertise keys: two ECDH key pairs (one encrypts shares in transit, one seeds pairwise masks);
 2. share keys: Shamir shares of the self-mask seed and of the mask secret key, one per neighbour,
    each encrypted for its neighbour;
-3. masked upload: quantised weighted update + self mask +/- one pairwise mask per neighbour, mod M;
+3. masked upload: quantised weighted update + self mask +/- one pairwise mask per neighbour, mod M,
+   streamed chunk by chunk (``sa_masked_chunk`` {offset, values}, then ``sa_masked``): every mask is
+   expanded from its PRG chunk by chunk at the chunk's offset, so no model-sized mask is ever built;
 4. unmask: for each neighbour the aggregator says survived, the share of its self-mask seed; for each
    that dropped, the share of its mask secret key; never both for the same client in one round.
 
@@ -30,8 +32,10 @@ from flwr.common.secure_aggregation.secaggplus_utils import (
 )
 
 from hebench.errors import PartyError
-from hebench.fl.mask_prg import MASK_GENERATORS
+from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
+from hebench.fl.mask_prg import mask_stream
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.ring_stream import spans
 from hebench.fl.secagg_common import (
     CURVE,
     add_mod,
@@ -53,15 +57,21 @@ class SecAggClientRound:
     """One client in one round; ``run`` drives the four stages over ``channel``."""
 
     def __init__(
-        self, index: int, channel: Channel, params: SecAggParams, meter: PhaseMeter, model_digest: bytes = b""
+        self,
+        index: int,
+        channel: Channel,
+        params: SecAggParams,
+        meter: PhaseMeter,
+        model_digest: bytes = b"",
+        chunk_values: int = DEFAULT_CHUNK_VALUES,
     ) -> None:
         self.index, self.channel, self.params, self.meter = index, channel, params, meter
+        self.chunk_values = chunk_values  # values per streamed chunk of the masked upload
         self.model_digest = model_digest  # sha256 of the global model this client holds (params.model_check)
         if params.model_check and len(model_digest) != DIGEST_BYTES:
             raise PartyError(
                 f"secagg: client {index} has no digest of its global model to check", "the link must supply one"
             )
-        self.mask = MASK_GENERATORS[params.prg]
         self.declared_survivors: set[int] = set()  # every client the aggregator called a survivor this round
         self.declared_dropped: set[int] = set()  # ... or dropped
 
@@ -134,12 +144,20 @@ class SecAggClientRound:
 
     def masked_upload(self, vector: np.ndarray) -> None:
         with self.meter.phase("masked_upload"):
-            m, n = self.params.modulus, len(vector)
-            masked = add_mod(quantize_weighted(vector, self.weight, self.params), self.mask(self.seed, m, n), m)
-            for j in self.masked_with:
-                pair = self.mask(generate_shared_key(self.mask_key, self.pk_mask[j]), m, n)
-                masked = add_mod(masked, pair, m) if self.index < j else sub_mod(masked, pair, m)
-            self.channel.send(Message("sa_masked", {"client": self.index}, (masked.astype(wire_dtype(m)).tobytes(),)))
+            m, n, prg = self.params.modulus, len(vector), self.params.prg
+            own = mask_stream(prg, self.seed, m)
+            keys = {j: generate_shared_key(self.mask_key, self.pk_mask[j]) for j in self.masked_with}
+            pairs = {j: mask_stream(prg, key, m) for j, key in keys.items()}
+            for start, stop in spans(n, self.chunk_values):
+                chunk = quantize_weighted(vector[start:stop], self.weight, self.params)
+                masked = add_mod(chunk, own.take(stop - start), m)
+                for j, pair in pairs.items():
+                    step = pair.take(stop - start)
+                    masked = add_mod(masked, step, m) if self.index < j else sub_mod(masked, step, m)
+                blob = masked.astype(wire_dtype(m)).tobytes()
+                del chunk, masked
+                self.channel.send(Message("sa_masked_chunk", {"offset": start, "values": n}, (blob,)))
+            self.channel.send(Message("sa_masked", {"client": self.index, "values": n}))
 
     def unmask(self) -> None:
         """Answer one unmask request; every request of the round is checked against all earlier ones."""

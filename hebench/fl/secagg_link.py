@@ -26,7 +26,7 @@ class SecAggLink(DirectLink):
     """
 
     def __init__(self, base: DirectLink, index: int, params: SecAggParams, samples: int, start: bytes) -> None:
-        super().__init__(base.channel, base.cipher)
+        super().__init__(base.channel, base.cipher, base.chunk_values)
         self.index, self.params, self.samples = index, params, samples
         self.model_digest = hashlib.sha256(start).digest()
 
@@ -34,7 +34,7 @@ class SecAggLink(DirectLink):
         self, meta: dict[str, Any], encrypted: list[np.ndarray], plain: np.ndarray | None, meter: PhaseMeter
     ) -> None:
         vector = np.concatenate(encrypted) if encrypted else np.empty(0, np.float32)
-        round_ = SecAggClientRound(self.index, self.channel, self.params, meter, self.model_digest)
+        round_ = SecAggClientRound(self.index, self.channel, self.params, meter, self.model_digest, self.chunk_values)
         if self.leaving != "after_upload":
             round_.run(vector, int(meta["samples"]), meta)
             return

@@ -17,8 +17,10 @@ from flwr.common.secure_aggregation.crypto.symmetric_encryption import generate_
 from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
 from hebench.fl.aggregator import Aggregator, Collected
-from hebench.fl.mask_prg import MASK_GENERATORS
+from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
+from hebench.fl.mask_prg import mask_stream
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
 from hebench.fl.secagg_common import (
     add_mod,
     check_headroom,
@@ -38,16 +40,35 @@ from hebench.selective.split import PLAIN
 class SecAggResult:
     """The unmasked FedAvg of the survivors, and what each sent."""
 
-    average: np.ndarray  # float64: sum of the survivors' weighted updates / their weights' sum
+    total: RingTotal  # the survivors' quantised weighted updates summed, every mask removed
+    summands: int  # the survivors whose updates the sum holds
+    weight_sum: float  # the survivors' FedAvg weights (over every member) added up
+    params: SecAggParams
     survivors: tuple[int, ...]
     dropped: tuple[int, ...]
     weights: dict[int, float]  # FedAvg weights over the survivors
     update_bytes: dict[int, int]  # bytes of each survivor's masked upload
     left: dict[int, str] = field(default_factory=dict)  # clients that said they left (hebench.faults): phase
 
+    def average_of(self, start: int, stop: int) -> np.ndarray:
+        """The unmasked FedAvg of coordinates [start, stop) (float64): the sum dequantised, over the weights."""
+        assert self.total.values is not None
+        summed = dequantize_sum(self.total.values[start:stop], self.summands, self.params)
+        return summed / self.weight_sum
 
-def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: PhaseMeter) -> SecAggResult:
-    """Run the four stages with the clients on ``channels`` (each has been told to train)."""
+    @property
+    def average(self) -> np.ndarray:
+        """The whole unmasked FedAvg (float64: sum of the survivors' weighted updates / their weights' sum)."""
+        return self.average_of(0, len(self.total)) if len(self.total) else np.empty(0, np.float64)
+
+
+def collect_secagg(
+    channels: dict[int, Channel], params: SecAggParams, meter: PhaseMeter, chunk_values: int = DEFAULT_CHUNK_VALUES
+) -> SecAggResult:
+    """Run the four stages with the clients on ``channels`` (each has been told to train).
+
+    The masked uploads stream in chunk by chunk into one running sum; the masks are removed from it chunk by chunk
+    (``chunk_values`` values at a time), each expanded from its PRG at the chunk's offset."""
     left: dict[int, str] = {}
     with meter.phase("advertise_keys"):
         keys = {}
@@ -83,21 +104,23 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
         for j in members:
             senders = [i for i, _ in inbox[j]]
             channels[j].send(Message("sa_inbox", {"from": senders}, tuple(b for _, b in inbox[j])))
-    masked: dict[int, np.ndarray] = {}
-    update_bytes: dict[int, int] = {}
-    with meter.phase("collect_masked"):
-        for i in members:
-            try:
-                msg = channels[i].recv()
-            except PartyError:  # dropped out after sharing its keys: SecAgg's point is to go on without it
-                continue
-            if msg.kind == "leave":  # said so (hebench.faults): the same recovery
-                left[i] = str(msg.meta.get("phase", "unknown"))
-                continue
-            if msg.kind != "sa_masked":
-                raise PartyError(f"expected 'sa_masked' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
-            masked[i] = np.frombuffer(msg.parts[0], dtype=wire_dtype(params.modulus)).astype(np.uint64)
-            update_bytes[i] = len(msg.parts[0])
+    total = RingTotal(params.modulus)  # the masked uploads' running sum, chunk by chunk as they stream in
+    width = wire_dtype(params.modulus)
+    got = receive_streams(  # a client gone after sharing its keys: SecAgg's point is to go on without it
+        {i: channels[i] for i in members},
+        "sa_masked_chunk",
+        "sa_masked",
+        total,
+        lambda blob: np.frombuffer(blob, dtype=width),
+        meter,
+        tolerate_loss=True,
+        phases=("collect_masked", "collect_masked"),
+    )
+    left.update({i: phase for i, phase in got.left.items() if phase != "lost"})
+    masked = {i: int(msg.meta.get("values", len(total))) for i, msg in got.ends.items()}
+    if any(n != len(total) for n in masked.values()):
+        raise PartyError("secagg: the clients' masked uploads differ in length", "every client must run the same model")
+    update_bytes = {i: got.sizes[i] for i in got.ends}
     survivors = sorted(masked)
     dropped = sorted(set(members) - set(masked))
     if not survivors:
@@ -115,15 +138,24 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
                 raise PartyError(f"expected 'sa_reveal' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             reveal[i] = msg
         try:
-            average = _unmask(masked, reveal, keys, graph, dropped, weights, params)
+            if got.spoiled_by is not None:
+                raise Unrecoverable(
+                    f"secagg: client {got.spoiled_by} was lost in the middle of its masked upload: its chunks are "
+                    "in the running sum and cannot be taken out",
+                    "the round is skipped; keep clients alive through their upload",
+                )
+            _unmask(total, survivors, reveal, keys, graph, dropped, params, chunk_values)
         except Unrecoverable as err:
             err.left = {**{i: "lost" for i in dropped}, **left}
             raise
     survivor_weight = sum(weights[i] for i in survivors)
     return SecAggResult(
-        average=average,
+        total=total,
+        summands=len(survivors),
+        weight_sum=survivor_weight,
         survivors=tuple(survivors),
         dropped=tuple(dropped),
+        params=params,
         weights={i: weights[i] / survivor_weight for i in survivors},
         update_bytes=update_bytes,
         left=left,
@@ -131,18 +163,18 @@ def collect_secagg(channels: dict[int, Channel], params: SecAggParams, meter: Ph
 
 
 def _unmask(
-    masked: dict[int, np.ndarray],
+    total: RingTotal,
+    survivors: list[int],
     reveal: dict[int, Message],
     keys: dict[int, Message],
     graph: dict[int, list[int]],
     dropped: list[int],
-    weights: dict[int, float],
     params: SecAggParams,
-) -> np.ndarray:
-    """The survivors' sum with every mask removed, dequantised and divided by their weights."""
-    m, mask = params.modulus, MASK_GENERATORS[params.prg]
-    survivors = sorted(masked)
-    n = len(next(iter(masked.values())))
+    chunk_values: int,
+) -> None:
+    """Every mask removed from the survivors' sum in place, chunk by chunk: each survivor's self mask (from its
+    seed's shares), and each dropped client's pairwise masks still in its neighbours' uploads (from its key's)."""
+    m, prg = params.modulus, params.prg
     seed_shares: dict[int, list[bytes]] = {i: [] for i in survivors}
     key_shares: dict[int, list[bytes]] = {j: [] for j in dropped}
     for sender, msg in reveal.items():
@@ -154,20 +186,22 @@ def _unmask(
         for owner, share in zip(keys_of, msg.parts[len(seeds_of) :], strict=True):
             key_shares[owner].append(share)
     need = {i: min(params.reconstruction_threshold, len(graph[i]) + 1) for i in graph}
-    total = np.zeros(n, dtype=np.uint64)
-    for i in survivors:
-        total = add_mod(total, masked[i], m)
-    for i in survivors:  # self masks: from the seed's shares
-        total = sub_mod(total, mask(_rebuild(seed_shares[i], i, need[i]), m, n), m)
-    for j in dropped:  # a dropped client's pairwise masks are still in its neighbours' uploads
+    subtract = [mask_stream(prg, _rebuild(seed_shares[i], i, need[i]), m) for i in survivors]
+    add = []
+    for j in dropped:  # k's upload holds +pair(j, k) when k < j, -pair otherwise
         secret = load_private(_rebuild(key_shares[j], j, need[j]))
         for k in graph[j]:
-            if k not in masked:
-                continue
-            pair = mask(generate_shared_key(secret, load_public(keys[k].parts[1])), m, n)
-            total = sub_mod(total, pair, m) if k < j else add_mod(total, pair, m)
-    summed = dequantize_sum(total, len(survivors), params)
-    return summed / sum(weights[i] for i in survivors)
+            if k in survivors:
+                stream = mask_stream(prg, generate_shared_key(secret, load_public(keys[k].parts[1])), m)
+                (subtract if k < j else add).append(stream)
+    if total.values is None:
+        return
+    for start, stop in spans(len(total), chunk_values):
+        part = total.values[start:stop]
+        for stream in subtract:
+            part[:] = sub_mod(part, stream.take(stop - start), m)
+        for stream in add:
+            part[:] = add_mod(part, stream.take(stop - start), m)
 
 
 class Unrecoverable(PartyError):
@@ -186,15 +220,21 @@ def _rebuild(shares: list[bytes], owner: int, threshold: int) -> bytes:
 
 
 def secagg_round(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
-    """The aggregator's half of a secagg round: the unmasked FedAvg of the survivors, as one plaintext blob."""
+    """The aggregator's half of a secagg round: the unmasked FedAvg of the survivors, streamed out in plaintext
+    chunks (``aggregate_chunk``) that the clients read chunk by chunk."""
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecAggParams)
+    chunk_values = agg.ctx.suite.runtime.chunk_values
     try:
-        result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter)
+        result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter, chunk_values)
     except Unrecoverable as err:  # too many of a client's share holders left: the round fails, the run goes on
         return Collected((), 0, {}, {}, {}, left=dict(err.left), failed=err.problem)
-    blob = PLAIN.serialize(PLAIN.encrypt(result.average.astype(np.float32)))
+
+    def blob(start: int, stop: int) -> bytes:
+        return PLAIN.serialize(PLAIN.encrypt(result.average_of(start, stop).astype(np.float32)))
+
+    streamed = StreamedAggregate(len(result.total), chunk_values, blob)  # sent chunk by chunk, made as it goes
     meta = {"survivors": list(result.survivors), "dropped": list(result.dropped)}
     # clients not in the aggregate, with their phase (a survivor that left after its upload is recorded by its ack)
     gone = {i: result.left.get(i, "lost") for i in chosen if i not in result.survivors}
-    return Collected((blob,), 0, result.weights, result.update_bytes, meta, left=gone)
+    return Collected((), 0, result.weights, result.update_bytes, meta, total=streamed, left=gone)

@@ -5,23 +5,28 @@ train, collects their first shares and acknowledgements); aggregators 1..K-1 are
 each its own process that knows the round's participants from the suite's seed (as the coordinator
 does). No aggregator sees more than its own shares: the clients rebuild the sum (Prio's servers
 publish their accumulators; here they publish them to the clients only).
+
+Shares stream in chunk by chunk and are added into one running sum as they arrive; each sum streams back to
+every client in chunks (the coordinator's as ``aggregate_chunk``, a holder's as ``share_sum_chunk``
+{round, aggregator, offset, values}, then ``share_sum``): :mod:`hebench.fl.ring_stream`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
 from hebench.crypto.base import HEAdapter
-from hebench.errors import PartyError
 from hebench.fl.aggregator import Aggregator, Collected, selected_clients
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.ring_shares import check_headroom, combine
+from hebench.fl.ring_shares import check_headroom
+from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
 from hebench.modes.params import SecretSharingParams
 from hebench.net.transport import Channel, Message, accept, listen
 from hebench.results.records import PartyRoundRecord, PartySetupRecord
@@ -31,25 +36,38 @@ def sum_first_shares(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> 
     """Aggregator 0's half of a round: the sum of the clients' first shares (uniform words to it)."""
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecretSharingParams)
-    updates, left = {}, {}
-    with agg.meter.phase("receive"):
-        for i in chosen:
-            msg = agg.channels[i].recv()
-            if msg.kind == "leave":  # left before sending a share (hebench.faults): so it told every holder
-                left[i] = str(msg.meta.get("phase", "unknown"))
-            elif msg.kind == "update":
-                updates[i] = (msg.meta, msg.parts)
-            else:
-                raise PartyError(f"expected a share from {agg.channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
-    if not updates:  # nobody arrived: the round is skipped (the holders' sums are empty)
-        return Collected((), 0, {}, {}, {}, left=left)
-    samples = {i: int(meta["samples"]) for i, (meta, _) in updates.items()}
+    total = RingTotal()  # the first shares' running sum (mod 2^64), chunk by chunk
+    got = receive_streams({i: agg.channels[i] for i in chosen}, "share_chunk", "update", total, _words, agg.meter)
+    if not got.ends:  # nobody arrived: the round is skipped (the holders' sums are empty)
+        return Collected((), 0, {}, {}, {}, left=got.left)
+    samples = {i: int(msg.meta["samples"]) for i, msg in got.ends.items()}
     check_headroom(sum(samples.values()), params)
-    with agg.meter.phase("aggregate"):
-        total = combine([np.frombuffer(parts[0], dtype=np.uint64) for _, parts in updates.values()])
-    sizes = {i: len(parts[0]) for i, (_, parts) in updates.items()}
+    sizes = {i: got.sizes[i] for i in got.ends}
     meta = {"samples_total": sum(samples.values())}  # the survivors': the clients' decode is their FedAvg
-    return Collected((total.tobytes(),), 0, fedavg_weights(samples), sizes, meta, left=left)
+    streamed = StreamedAggregate(len(total), agg.ctx.suite.runtime.chunk_values, _slice_of(total))
+    return Collected((), 0, fedavg_weights(samples), sizes, meta, total=streamed, left=got.left)
+
+
+def _words(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.uint64)
+
+
+def _slice_of(total: RingTotal) -> Callable[[int, int], bytes]:
+    def blob(start: int, stop: int) -> bytes:
+        assert total.values is not None
+        return total.values[start:stop].tobytes()
+
+    return blob
+
+
+def send_share_sum(channels: list[Channel], total: RingTotal, head: dict[str, Any], chunk_values: int) -> None:
+    """A holder's sum to every client: chunk k to each in turn (``share_sum_chunk``), then ``share_sum``."""
+    for start, stop in spans(len(total), chunk_values):
+        blob = _slice_of(total)(start, stop)
+        for ch in channels:
+            ch.send(Message("share_sum_chunk", {**head, "offset": start, "values": len(total)}, (blob,)))
+    for ch in channels:
+        ch.send(Message("share_sum", {**head, "values": len(total)}))
 
 
 def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> None:
@@ -76,21 +94,12 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
         started = time.perf_counter()
         before = {i: (c.bytes_sent, c.bytes_received) for i, c in channels.items()}
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
-        shares = {}
-        with meter.phase("receive"):
-            for i in chosen:
-                msg = channels[i].recv()
-                if msg.kind == "leave":  # the client left before sharing (hebench.faults)
-                    continue
-                if msg.kind != "share":
-                    raise PartyError(f"expected a share from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
-                shares[i] = msg
-        with meter.phase("aggregate"):
-            parts = [np.frombuffer(m.parts[0], dtype=np.uint64) for m in shares.values()]
-            total = combine(parts).tobytes() if parts else b""
+        total = RingTotal()
+        got = receive_streams({i: channels[i] for i in chosen}, "share_chunk", "share", total, _words, meter)
         with meter.phase("send"):
-            for ch in channels.values():
-                ch.send(Message("share_sum", {"round": r, "aggregator": index}, (total,)))
+            send_share_sum(
+                list(channels.values()), total, {"round": r, "aggregator": index}, ctx.suite.runtime.chunk_values
+            )
         records.put(
             PartyRoundRecord(
                 config=ctx.config.label,
@@ -99,8 +108,8 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
                 selected=tuple(chosen),
                 bytes_received=sum(c.bytes_received - before[i][1] for i, c in channels.items()),
                 bytes_sent=sum(c.bytes_sent - before[i][0] for i, c in channels.items()),
-                update_bytes={str(i): len(m.parts[0]) for i, m in shares.items()},
-                aggregate_bytes=len(total),
+                update_bytes={str(i): got.sizes[i] for i in got.ends},
+                aggregate_bytes=8 * len(total),
                 round_wall_s=time.perf_counter() - started,
                 **meter.measured(),
             )

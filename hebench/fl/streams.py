@@ -9,6 +9,7 @@ Upload (a client, or its engine, to the aggregator)::
 Aggregate (the aggregator to each client or engine; ``end`` is ``aggregate`` or ``map_sum``)::
 
     aggregate_chunk {round, epoch, offset, values}   the sum of chunk k: ``offset`` into the encrypted part,
+                    (secret sharing: also samples_total, so each chunk decodes on arrival)
     aggregate_plain {round, epoch, offset, values}   whose length is ``values``; plaintext sums likewise
     <end>           {round, epoch, weights, ..., streamed: true}
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.running_sum import RunningSum
+from hebench.fl.running_sum import RunningSum, SumStream
 from hebench.net.transport import Channel, Message
 from hebench.selective.split import PLAIN, parts_of
 
@@ -91,7 +92,7 @@ def receive_uploads(
 
 def send_aggregate(
     channels: list[Channel],
-    total: RunningSum,
+    total: SumStream,
     end: str,
     meta: dict[str, Any],
     meter: PhaseMeter,
@@ -113,7 +114,7 @@ def send_aggregate(
                 channels.remove(ch)
 
     sent, plain = 0, 0
-    head = {"round": meta["round"], "epoch": meta["epoch"]}
+    head = {k: meta[k] for k in ("round", "epoch", "samples_total") if k in meta}  # samples_total: secret sharing
     chunks = total.stream()
     while True:
         with meter.phase("aggregate"):  # serialising a chunk of the sum
@@ -137,11 +138,17 @@ def whole_updates(messages: list[Message]) -> list[Message]:
     found: list[Message] = []
     cipher: list[bytes] = []
     plain: list[bytes] = []
+    share: list[bytes] = []
     for msg in messages:
-        if msg.kind == "update":
+        if msg.kind == "update" and share:  # the end of a streamed share
+            found.append(Message("update", {**msg.meta, "plain_parts": 0}, (b"".join(share),)))
+            share = []
+        elif msg.kind == "update":
             found.append(msg)
         elif msg.kind in UPLOAD_KINDS:
             (cipher if msg.kind == "update_chunk" else plain).extend(msg.parts)
+        elif msg.kind == "share_chunk":  # secret sharing's first share, chunk by chunk: joined into one part
+            share.extend(msg.parts)
         elif msg.kind == "update_end":
             found.append(Message("update", {**msg.meta, "plain_parts": len(plain)}, (*cipher, *plain)))
             cipher, plain = [], []

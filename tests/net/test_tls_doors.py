@@ -307,7 +307,7 @@ def _share_traffic(tmp_path, transport: str) -> tuple[Tap, bytes]:
         link = share_link(client, Wiring(None, coordinator.address, None, (tap.address,)), 5, PhaseMeter())
         update = np.random.default_rng(1).normal(0, 0.5, 4096).astype(np.float32)
         link.upload({"round": 0, "epoch": 0, "samples": 5}, [update], None, PhaseMeter())
-        share_sum = link.holders[0].recv("share_sum").parts[0]  # type: ignore[attr-defined]
+        share_sum = link.holders[0].recv("share_sum_chunk").parts[0]  # type: ignore[attr-defined]
         link.close()
     finally:
         coordinator.close()
