@@ -88,11 +88,9 @@ def test_every_party_of_every_mode_crossed_its_own_link(run):
             assert net["link"] == "up 400/down 400 Mbit/s", where
         if rec["config"].startswith("offload"):
             continue
-        if rec["config"].startswith("decryptor-he") and rec["role"] == "aggregator":  # and its decryptor's channel
+        if rec["config"].startswith("decryptor-he") and rec["role"] == "aggregator":  # its decryptor's channel counted
             decryptor = next(r for r in rows if r["config"] == rec["config"] and r["role"] == "aggregator-1")
-            assert net["up_bytes"] == rec["bytes_sent"] + decryptor["bytes_received"], where
-            assert net["down_bytes"] == rec["bytes_received"] + decryptor["bytes_sent"], where
-            continue
+            assert rec["bytes_sent"] > decryptor["bytes_received"] > 0, where
         assert net["up_bytes"] == rec["bytes_sent"] > 0, where
         assert net["down_bytes"] >= rec["bytes_received"] > 0, where  # host-he clients also receive keys
 
