@@ -1,7 +1,8 @@
-"""Shared fixtures: fast parameters for slow adapters, installed adapter names."""
+"""Shared fixtures: fast parameters for slow adapters, installed adapter names, the pids of a run's parties."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
 from pathlib import Path
 
 import pytest
@@ -22,3 +23,18 @@ def fast_params(name: str) -> dict:
 def femnist_sample() -> Path:
     """The real FEMNIST sample shipped in datasets/femnist-sample (5 writers, LEAF JSON)."""
     return FEMNIST_SAMPLE
+
+
+@pytest.fixture
+def party_pids(monkeypatch):
+    """Process name -> pid of every party the runner starts (recorded as each starts)."""
+    pids: dict[str, int] = {}
+    process = mp.get_context("spawn").Process
+    real_start = process.start
+
+    def start(self) -> None:
+        real_start(self)
+        pids[self.name] = self.pid
+
+    monkeypatch.setattr(process, "start", start)
+    return pids

@@ -133,38 +133,33 @@ class DirectLink(Link):
         super().close()
 
 
-def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
-    """This client's channel to the key authority (key holders' door), hello sent."""
-    index, creds = ctx.client_index, ctx.credentials
-    assert wiring.key_authority is not None and creds.key_holder is not None
-    ka = connect(
-        wiring.key_authority,
-        creds.key_holder,
-        "key authority",
+def _dial(ctx: PartyContext, address: Any, credential: bytes | None, server: str, transcript: str) -> Channel:
+    """This client's channel to ``server`` (its door, certificate name and transcript), within set-up's retry."""
+    assert address is not None and credential is not None
+    return connect(
+        address,
+        credential,
+        server.replace("-", " "),
         ctx.timeout_s,
-        ctx.transcript(f"client-{index}-keys"),
-        tls=ctx.tls_for(f"client-{index}"),
-        server="key-authority",
+        ctx.transcript(transcript),
+        tls=ctx.tls_for(f"client-{ctx.client_index}"),
+        server=server,
         retry_s=ctx.suite.measure.setup_timeout_s,
     )
+
+
+def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
+    """This client's channel to the key authority (key holders' door), hello sent."""
+    index = ctx.client_index
+    ka = _dial(ctx, wiring.key_authority, ctx.credentials.key_holder, "key-authority", f"client-{index}-keys")
     ka.send(Message("hello", {"role": "client", "client": index}))
     return ka
 
 
 def dial_aggregator(ctx: PartyContext, wiring: Wiring, samples: int) -> Channel:
     """This client's channel to the aggregator, hello (with its sample count) sent."""
-    index, creds = ctx.client_index, ctx.credentials
-    assert creds.aggregator is not None
-    agg = connect(
-        wiring.aggregator,
-        creds.aggregator,
-        "aggregator",
-        ctx.timeout_s,
-        ctx.transcript(f"client-{index}"),
-        tls=ctx.tls_for(f"client-{index}"),
-        server="aggregator",
-        retry_s=ctx.suite.measure.setup_timeout_s,
-    )
+    index = ctx.client_index
+    agg = _dial(ctx, wiring.aggregator, ctx.credentials.aggregator, "aggregator", f"client-{index}")
     agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
     return agg
 

@@ -4,7 +4,6 @@ the evaluating client 0 and the server-side parties still end the run (tests/run
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import re
 import signal
@@ -32,43 +31,34 @@ SUITE = {
 }
 
 
-@pytest.fixture
-def party_pids(monkeypatch):
-    """Process name -> pid of every party the runner starts (recorded as each starts)."""
-    pids: dict[str, int] = {}
-    process = mp.get_context("spawn").Process
-    real_start = process.start
-
-    def start(self) -> None:
-        real_start(self)
-        pids[self.name] = self.pid
-
-    monkeypatch.setattr(process, "start", start)
-    return pids
-
-
 def _rounds(out: Path) -> list:
     results = out / "results.jsonl"
     return read_records(results, kind="round").records if results.exists() else []
+
+
+def _kill_after_first_round(out: Path, pids: dict[str, int], name: str) -> tuple[threading.Thread, list[int]]:
+    """A started thread that SIGKILLs party ``name`` once a round is recorded; the list gets the rounds done then."""
+    killed: list[int] = []
+
+    def kill() -> None:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if _rounds(out) and name in pids:
+                os.kill(pids[name], signal.SIGKILL)
+                killed.append(len(_rounds(out)))
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill, daemon=True)
+    killer.start()
+    return killer, killed
 
 
 @pytest.mark.parametrize("mode", [{"mode": "raw"}, {"mode": "host-he", "adapter": "tenseal-ckks"}])
 def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids, mode):
     path, out = tmp_path / "suite.yaml", tmp_path / "out"
     path.write_text(yaml.safe_dump({**SUITE, "configurations": [mode]}))
-    killed: list[int] = []
-
-    def kill_after_first_round() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if _rounds(out) and "client-1" in party_pids:
-                os.kill(party_pids["client-1"], signal.SIGKILL)
-                killed.append(len(_rounds(out)))
-                return
-            time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_after_first_round, daemon=True)
-    killer.start()
+    killer, killed = _kill_after_first_round(out, party_pids, "client-1")
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--no-report", "--format", "json"])
     killer.join(timeout=5)
     assert killed, "the run finished before the client could be killed"
@@ -93,19 +83,7 @@ def test_a_killed_share_holder_fails_the_run_with_a_record_naming_it(tmp_path, p
     path, out = tmp_path / "suite.yaml", tmp_path / "out"
     suite = {**SUITE, "configurations": [{"mode": "secret-sharing", "params": {"aggregators": 3}}]}
     path.write_text(yaml.safe_dump(suite))
-    killed: list[int] = []
-
-    def kill_after_first_round() -> None:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if _rounds(out) and "aggregator-1" in party_pids:
-                os.kill(party_pids["aggregator-1"], signal.SIGKILL)
-                killed.append(len(_rounds(out)))
-                return
-            time.sleep(0.05)
-
-    killer = threading.Thread(target=kill_after_first_round, daemon=True)
-    killer.start()
+    killer, killed = _kill_after_first_round(out, party_pids, "aggregator-1")
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--no-report"])
     killer.join(timeout=5)
     assert killed, "the run finished before the share holder could be killed"

@@ -8,7 +8,6 @@ a 4-unit MLP, 2 clients; every wait has a limit.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import re
 import signal
@@ -37,21 +36,6 @@ SUITE = {
 }
 # what the failure message must name, per killed process
 NAMED = {"aggregator": "aggregator", "key_authority": "key authority|key_authority"}
-
-
-@pytest.fixture
-def party_pids(monkeypatch):
-    """Process name -> pid of every party the runner starts (recorded as each starts)."""
-    pids: dict[str, int] = {}
-    process = mp.get_context("spawn").Process
-    real_start = process.start
-
-    def start(self) -> None:
-        real_start(self)
-        pids[self.name] = self.pid
-
-    monkeypatch.setattr(process, "start", start)
-    return pids
 
 
 def _rounds_done(out: Path) -> list[int]:
