@@ -345,6 +345,96 @@ def flower_secaggplus_round(
     }
 
 
+def flower_simulation_check(clients: int = 4, dropped: int = 1, values: int = 100) -> dict[str, Any]:
+    """The harness's dropout checked against Flower's own simulation engine: the same workflow, mods and vectors
+    under ``flwr.simulation.run_simulation`` (Ray, 2 CPUs), where the stopped node's ClientApp raises and the
+    simulation replies with an error; the aggregate beside the in-process Grid's and the survivors' sum."""
+    from flwr.client import ClientApp, NumPyClient
+    from flwr.client.mod import secaggplus_mod
+    from flwr.common import ndarrays_to_parameters, parameters_to_ndarrays
+    from flwr.server import ServerApp, ServerConfig
+    from flwr.server.compat.legacy_context import LegacyContext
+    from flwr.server.strategy import FedAvg
+    from flwr.server.workflow import DefaultWorkflow, SecAggPlusWorkflow
+    from flwr.simulation import run_simulation
+
+    vectors = client_vectors(clients, values)
+    got: dict[str, Any] = {}
+    stop = stop_at_masked_upload(set())
+
+    def stop_by_partition(msg: Any, ctxt: Any, call_next: Callable[..., Any]) -> Any:
+        if int(ctxt.node_config["partition-id"]) == dropped:  # node ids are the simulation's: stop by partition
+            return stop_at_masked_upload({msg.metadata.dst_node_id})(msg, ctxt, call_next)
+        return stop(msg, ctxt, call_next)
+
+    class Update(NumPyClient):
+        def __init__(self, index: int) -> None:
+            self.index = index
+
+        def fit(self, parameters: Any, config: Any) -> tuple[list[np.ndarray], int, dict]:
+            return [vectors[self.index]], SAMPLES, {}
+
+    class Captured(SecAggPlusWorkflow):
+        def unmask_stage(self, grid: Any, context: Any, state: Any) -> bool:
+            ok = super().unmask_stage(grid, context, state)
+            if ok:
+                got["aggregate"] = parameters_to_ndarrays(state.legacy_results[0][1].parameters)[0]
+            return ok
+
+    server_app = ServerApp()
+
+    @server_app.main()
+    def main(grid: Any, context: Any) -> None:
+        strategy = FedAvg(
+            fraction_fit=1.0,
+            fraction_evaluate=0.0,
+            min_fit_clients=clients,
+            min_available_clients=clients,
+            initial_parameters=ndarrays_to_parameters([]),
+        )
+        legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=1), strategy=strategy)
+        workflow = Captured(num_shares=3, reconstruction_threshold=2, max_weight=float(SAMPLES))
+        DefaultWorkflow(fit_workflow=workflow)(grid, legacy)
+
+    client_app = ClientApp(
+        client_fn=lambda context: Update(int(context.node_config["partition-id"])).to_client(),
+        mods=[stop_by_partition, secaggplus_mod],
+    )
+    backend = {
+        "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+        "init_args": {
+            "address": "local",
+            "num_cpus": 2,
+            "num_gpus": 0,
+            "object_store_memory": 256 * 2**20,
+            "include_dashboard": False,
+            "logging_level": "WARNING",
+        },
+    }
+    started = time.perf_counter()
+    run_simulation(server_app=server_app, client_app=client_app, num_supernodes=clients, backend_config=backend)
+    wall = time.perf_counter() - started
+    survivors = [i for i in range(clients) if i != dropped]
+    plain_sum = np.sum([vectors[i].astype(np.float64) for i in survivors], axis=0)
+    grid_row = flower_secaggplus_round(clients, {dropped}, values, num_shares=3, threshold=2, keep_aggregate=True)
+    result: dict[str, Any] = {
+        "clients": clients,
+        "dropped_client": dropped,
+        "values": values,
+        "simulation_wall_s": wall,
+        "sum_error_bound": 2 * CLIPPING_RANGE / QUANTIZATION_RANGE * len(survivors),
+        "in_process_sum_max_error": grid_row.get("sum_max_error"),
+    }
+    if "aggregate" not in got:
+        return {**result, "failed": "Flower's simulation halted the round"}
+    aggregate = np.asarray(got["aggregate"], dtype=np.float64)
+    return {
+        **result,
+        "simulation_sum_max_error": float(np.max(np.abs(aggregate * len(survivors) - plain_sum))),
+        "simulation_vs_in_process_max_diff": float(np.max(np.abs(aggregate - grid_row["aggregate"]))),
+    }
+
+
 def hebench_secagg_round(clients: int, rate: float, values: int, prg: str) -> dict[str, Any]:
     """hebench's secagg at the same point (``hebench.bench.dropouts.secagg_row``: same vectors and dropped clients)."""
     from hebench.bench.dropouts import secagg_row
@@ -476,9 +566,11 @@ def secaggplus_flower(
     values: int = VALUES,
     prgs: tuple[str, ...] = ("flwr-32bit", "full-key"),
     repeats: int = REPEATS,
+    simulation_check: bool = True,
 ) -> dict[str, Any]:
     """Flower's SecAgg+ and hebench's secagg at every (clients, dropout rate), measured in the same run (each point
-    ``repeats`` times, interleaved, medians reported)."""
+    ``repeats`` times, interleaved, medians reported); with ``simulation_check``, the harness's dropout checked
+    once against ``run_simulation`` (:func:`flower_simulation_check`, Ray: about 20 s)."""
     from hebench.bench.dropouts import dropped_clients
 
     flower_secaggplus_round(4, set(), 64, num_shares=3, threshold=2)  # warm-up: imports and first-call caches
@@ -521,6 +613,7 @@ def secaggplus_flower(
         "points": points,
         "bell_2020": BELL_2020,
         "at_bell_2020_scale": neighbours_at_scale(),
+        "simulation_cross_check": flower_simulation_check() if simulation_check else None,
     }
 
 
