@@ -6,8 +6,9 @@ workflow and a FedAvg strategy on the server, and a ``ClientApp`` with ``secaggp
 transport is replaced: :class:`InProcessGrid` is a ``Grid`` that serialises each message to Flower's protobuf
 (``message_to_proto``, its bytes counted), hands it to the destination node's ``ClientApp`` in a thread of its own
 (so the server thread's CPU is the server's alone), and reads the reply back the same way. Flower's simulation
-(``run_simulation``) was not used: it starts Ray with one actor per CPU and runs the ServerApp beside the
-SuperLink's state in one process, so neither the server's own CPU nor the bytes could be isolated on this machine.
+(``run_simulation``) is not used for the figures: it starts Ray with one actor per CPU and runs the ServerApp beside
+the SuperLink's state in one process, so neither the server's own CPU nor the bytes could be isolated; the harness's
+dropout is checked against it once (:func:`flower_simulation_check`).
 
 A dropped node is one that stops replying at the masked-upload stage (:func:`stop_at_masked_upload`, the costly case:
 its pairwise masks are in its neighbours' uploads and must be rebuilt from its key's shares). The grid answers for it
