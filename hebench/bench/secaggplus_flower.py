@@ -3,16 +3,16 @@ same parameters, with the same clients dropping at the masked-upload stage.
 
 Flower's side runs Flower's code unchanged: the legacy ``DefaultWorkflow`` with ``SecAggPlusWorkflow`` as its fit
 workflow and a FedAvg strategy on the server, and a ``ClientApp`` with ``secaggplus_mod`` on every node. Only the
-transport is replaced: :class:`InProcessGrid` is a ``Grid`` that serialises each message to Flower's protobuf
-(``message_to_proto``, its bytes counted), hands it to the destination node's ``ClientApp`` in a thread of its own
-(so the server thread's CPU is the server's alone), and reads the reply back the same way. Flower's simulation
-(``run_simulation``) is not used for the figures: it starts Ray with one actor per CPU and runs the ServerApp beside
-the SuperLink's state in one process, so neither the server's own CPU nor the bytes could be isolated; the harness's
-dropout is checked against it once (:func:`flower_simulation_check`).
+transport is replaced: ``flower_grid.InProcessGrid`` is a ``Grid`` that serialises each message to Flower's
+protobuf (``message_to_proto``, its bytes counted), hands it to the destination node's ``ClientApp`` in a thread of
+its own (so the server thread's CPU is the server's alone), and reads the reply back the same way. Flower's
+simulation (``run_simulation``) is not used for the figures: it starts Ray with one actor per CPU and runs the
+ServerApp beside the SuperLink's state in one process, so neither the server's own CPU nor the bytes could be
+isolated; the harness's dropout is checked against it once (:func:`flower_simulation_check`).
 
-A dropped node is one that stops replying at the masked-upload stage (:func:`stop_at_masked_upload`, the costly case:
-its pairwise masks are in its neighbours' uploads and must be rebuilt from its key's shares). The grid answers for it
-as the SuperLink does for a node that stopped reporting: an error reply with ``NODE_UNAVAILABLE``
+A dropped node is one that stops replying at the masked-upload stage (``flower_grid.stop_at_masked_upload``, the
+costly case: its pairwise masks are in its neighbours' uploads and must be rebuilt from its key's shares). The grid
+answers for it as the SuperLink does for a node that stopped reporting: an error reply with ``NODE_UNAVAILABLE``
 (``create_message_error_unavailable_res_message``), which the workflow counts as a dropout.
 
 Same parameters: number of clients, values per update, num_shares (7: six neighbours on a ring, as hebench's),
@@ -29,156 +29,26 @@ hebench uint32.
 
 from __future__ import annotations
 
-import logging
-import math
 import random
-import threading
 import time
-import uuid
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from hebench.bench.dropouts import SECAGG_SHARES as NUM_SHARES  # six neighbours on a ring
+from hebench.bench.dropouts import SECAGG_THRESHOLD as THRESHOLD  # any four of seven shares rebuild
+from hebench.bench.flower_grid import as_server_app, in_process_grid, stop_at_masked_upload
+from hebench.bench.secaggplus_bell import BELL_2020, neighbours_at_scale
 
 CLIENTS = (8, 32, 100)
 RATES = (0.0, 0.1, 0.2, 0.3)
 REPEATS = 3  # each point's rounds, interleaved; the rows carry the median of every figure
 VALUES = 100_000
 SAMPLES = 10  # every client's num_examples (equal weights: the FedAvg of the survivors is their mean)
-NUM_SHARES, THRESHOLD = 7, 4  # hebench.bench.dropouts' SecAgg+ point: six neighbours, any four of seven rebuild
 CLIPPING_RANGE, QUANTIZATION_RANGE, MODULUS = 8.0, 2**22, 2**32
 SAME_RING = True  # Flower's ring ordered as hebench's (sorted node ids) instead of shuffled
 RING_SEED = 7
-
-# Bell, Bonawitz, Gascón, Lepoint, Raykova, "Secure Single-Server Aggregation with (Poly)Logarithmic Overhead",
-# ACM CCS 2020: figures as its abstract states them (its tables could not be fetched here: no internet)
-BELL_2020 = {
-    "reference": "K. Bell, J. Bonawitz, A. Gascón, T. Lepoint, M. Raykova. Secure Single-Server Aggregation with "
-    "(Poly)Logarithmic Overhead. ACM CCS 2020",
-    "source": "https://paperexplained.cn/articles/paper/detail/3602b6d15b6106d08ea6301a21fa8446a9e9e0c5",
-    "note": "quoted from the abstract only; the paper's tables and measured running times were not available here",
-    "semi_malicious": {
-        "clients": 10_000,
-        "neighbour_share": 0.03,  # "each client communicates with only 3 % of the clients"
-        "corrupt_share": 0.05,
-        "dropout": 0.05,
-    },
-    "semi_honest": "a billion clients at the per-client cost of Bonawitz et al. (CCS 2017) for a thousand clients",
-}
-
-
-class NodeStopped(Exception):
-    """The node stopped replying (a dropout): the grid answers for it as the SuperLink does."""
-
-
-def stop_at_masked_upload(stopped: set[int]) -> Callable[..., Any]:
-    """A client mod: the nodes in ``stopped`` stop replying when asked for their masked upload."""
-    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
-
-    def mod(msg: Any, ctxt: Any, call_next: Callable[..., Any]) -> Any:
-        configs = msg.content.config_records.get(RECORD_KEY_CONFIGS) if msg.has_content() else None
-        stage = configs.get(Key.STAGE) if configs is not None else None
-        if msg.metadata.dst_node_id in stopped and stage == Stage.COLLECT_MASKED_VECTORS:
-            raise NodeStopped(msg.metadata.dst_node_id)
-        return call_next(msg, ctxt)
-
-    return mod
-
-
-class InProcessGrid:
-    """A Flower ``Grid`` whose nodes are ``ClientApp`` calls in this process; every message crosses as protobuf.
-
-    Built by :func:`in_process_grid` (the class derives from Flower's ``Grid`` there, imported lazily)."""
-
-    def __init__(self, client_app: Any, node_ids: list[int]) -> None:
-        from flwr.app import Context, RecordDict
-        from flwr.supercore.run import Run
-
-        self.client_app = client_app
-        self.node_ids = list(node_ids)
-        self.contexts = {
-            nid: Context(run_id=1, node_id=nid, node_config={}, state=RecordDict(), run_config={}) for nid in node_ids
-        }
-        self._run = Run.create_empty(1)
-        self._replies: dict[str, Any] = {}
-        self.bytes_sent = 0  # server -> clients, serialised messages
-        self.bytes_received = 0  # clients -> server
-        self.client_cpu_s = 0.0
-        self._lock = threading.Lock()
-
-    def set_run(self, run: Any) -> None:
-        self._run = run
-
-    @property
-    def run(self) -> Any:
-        return self._run
-
-    def create_message(self, content: Any, message_type: str, dst_node_id: int, group_id: str, ttl: Any = None) -> Any:
-        from flwr.app import Message
-
-        return Message(content, dst_node_id, message_type, ttl=ttl, group_id=group_id)
-
-    def get_node_ids(self) -> Iterable[int]:
-        return list(self.node_ids)
-
-    def push_messages(self, messages: Iterable[Any]) -> Iterable[str]:
-        from flwr.common.serde import message_from_proto, message_to_proto
-        from flwr.proto.message_pb2 import Message as ProtoMessage  # pylint: disable=no-name-in-module
-        from flwr.server.superlink.linkstate.utils import create_message_error_unavailable_res_message
-
-        outgoing = []
-        for msg in messages:
-            msg.metadata.__dict__["_message_id"] = str(uuid.uuid4())
-            blob = message_to_proto(msg).SerializeToString()
-            self.bytes_sent += len(blob)
-            outgoing.append((msg, blob))
-        workers = max(1, len(outgoing))
-        with ThreadPoolExecutor(workers) as pool:
-            answers = list(pool.map(lambda pair: self._deliver(pair[1]), outgoing))
-        ids = []
-        for (msg, _), answer in zip(outgoing, answers, strict=True):
-            if answer is None:  # the node stopped replying: the SuperLink's reply for an unavailable node
-                reply = create_message_error_unavailable_res_message(msg.metadata, "node_unavail")
-            else:
-                self.bytes_received += len(answer)
-                reply = message_from_proto(ProtoMessage.FromString(answer))
-            self._replies[msg.metadata.message_id] = reply
-            ids.append(msg.metadata.message_id)
-        return ids
-
-    def _deliver(self, blob: bytes) -> bytes | None:
-        """One node's side: read the message, run the ClientApp, write the reply (None: the node stopped)."""
-        from flwr.common.serde import message_from_proto, message_to_proto
-        from flwr.proto.message_pb2 import Message as ProtoMessage  # pylint: disable=no-name-in-module
-
-        started = time.thread_time()
-        try:
-            msg = message_from_proto(ProtoMessage.FromString(blob))
-            try:
-                reply = self.client_app(msg, self.contexts[msg.metadata.dst_node_id])
-            except NodeStopped:
-                return None
-            reply.metadata.__dict__["_message_id"] = str(uuid.uuid4())
-            return message_to_proto(reply).SerializeToString()
-        finally:
-            with self._lock:
-                self.client_cpu_s += time.thread_time() - started
-
-    def pull_messages(self, message_ids: Iterable[str]) -> Iterable[Any]:
-        return [self._replies.pop(i) for i in message_ids if i in self._replies]
-
-    def send_and_receive(self, messages: Iterable[Any], *, timeout: float | None = None) -> Iterable[Any]:
-        return list(self.pull_messages(self.push_messages(messages)))
-
-
-def in_process_grid(client_app: Any, node_ids: list[int]) -> Any:
-    """An :class:`InProcessGrid` that is a Flower ``Grid`` (Flower's workflows check nothing more than the methods)."""
-    from flwr.serverapp.grid import Grid
-
-    cls = type("FlowerInProcessGrid", (InProcessGrid, Grid), {})
-    return cls(client_app, node_ids)
 
 
 def client_vectors(clients: int, values: int, seed: int = 7) -> dict[int, np.ndarray]:
@@ -193,25 +63,6 @@ class _SortedRing:
     @staticmethod
     def shuffle(items: list[int]) -> None:
         items.sort()
-
-
-@contextmanager
-def _as_server_app(run_id: int) -> Iterator[None]:
-    """The process-wide identity Flower's messages read (set as ``flwr.server.compat.app`` sets it), Flower's INFO
-    log silenced (a halted round is recorded in the row instead), both restored afterwards."""
-    from flwr.common.constant import SUPERLINK_NODE_ID
-    from flwr.supercore.task_identity import TaskIdentity
-
-    saved = (TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id)
-    TaskIdentity.task_id, TaskIdentity.run_id, TaskIdentity.node_id = 1, run_id, SUPERLINK_NODE_ID
-    logger = logging.getLogger("flwr")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-        TaskIdentity._task_id, TaskIdentity._run_id, TaskIdentity._node_id = saved
 
 
 def flower_secaggplus_round(
@@ -312,7 +163,7 @@ def flower_secaggplus_round(
     )
     ring = mock.patch.object(secaggplus_workflow, "random", _SortedRing() if same_ring else random.Random(RING_SEED))
     started = time.perf_counter()
-    with _as_server_app(grid.run.run_id), ring:
+    with as_server_app(grid.run.run_id), ring:
         DefaultWorkflow(fit_workflow=workflow)(grid, context)
     survivors = [i for i in range(clients) if i not in dropped]
     row: dict[str, Any] = {
@@ -464,82 +315,6 @@ def _ratios(ours: dict[str, Any], flower: dict[str, Any]) -> dict[str, float | N
         "recovery_wall": ratio(ours["recovery_wall_s"], flower["recovery_wall_s"]),
         "server_bytes": ratio(ours["aggregator_bytes"], flower["server_bytes"]),
         "client_cpu": ratio(ours["client_cpu_s"], flower["client_cpu_s"]),
-    }
-
-
-def ring_failure_drawn(clients: int, dropout: float, num_shares: int, draws: int, seed: int = 7) -> float:
-    """The share of ``draws`` dropout draws in which some secret on hebench's ring (``ring_neighbours``, threshold
-    num_shares // 2 + 1) cannot be rebuilt: a dropped client's key needs t live neighbours, a survivor's seed t of
-    itself and its neighbours."""
-    from hebench.fl.secagg_common import ring_neighbours
-    from hebench.modes.params import SecAggParams
-
-    threshold = num_shares // 2 + 1
-    graph = ring_neighbours(
-        list(range(clients)), SecAggParams(num_shares=num_shares, reconstruction_threshold=threshold)
-    )
-    holders = np.array([graph[i] for i in range(clients)])
-    rng = np.random.default_rng(seed)
-    failed = 0
-    for _ in range(draws):
-        gone = rng.random(clients) < dropout
-        alive = (~gone[holders]).sum(axis=1) + ~gone  # shares that come back: live neighbours (and itself if live)
-        failed += bool((alive < threshold).any())
-    return failed / draws
-
-
-def ring_failure_binomial(clients: int, dropout: float, num_shares: int) -> float:
-    """The same failure with every client's neighbours dropping independently (overestimates on a ring, where the
-    failures of adjacent clients come from the same dropped run and cluster)."""
-    k, t, p = num_shares - 1, num_shares // 2 + 1, dropout
-
-    def tail(at_least: int) -> float:  # P(at least `at_least` of k neighbours drop)
-        return sum(math.comb(k, j) * p**j * (1 - p) ** (k - j) for j in range(at_least, k + 1))
-
-    client = p * tail(k - t + 1) + (1 - p) * tail(k - t + 2)
-    return 1 - (1 - client) ** clients
-
-
-def neighbours_at_scale(
-    clients: int = 10_000, dropout: float = 0.05, draws: int = 200, failure_goal: float = 0.01
-) -> dict[str, Any]:
-    """hebench's ring at Bell et al.'s semi-malicious point (10^4 clients, 5 % dropout): a parameter comparison,
-    computed from the ring and the threshold rule (no protocol is run): its round failure at the default 7 shares,
-    the fewest shares that bring it under ``failure_goal`` (drawn), beside the paper's 3 % of the clients."""
-    drawn = {s: ring_failure_drawn(clients, dropout, s, draws) for s in (NUM_SHARES,)}
-    needed = NUM_SHARES
-    while drawn[needed] >= failure_goal:
-        needed += 2
-        drawn[needed] = ring_failure_drawn(clients, dropout, needed, draws)
-    bell_shares = 2 * round(BELL_2020["semi_malicious"]["neighbour_share"] * clients / 2) + 1
-    return {
-        "label": "parameter comparison, computed from hebench's ring and threshold rule: not a measurement",
-        "clients": clients,
-        "dropout": dropout,
-        "draws": draws,
-        "round_failure_drawn_by_num_shares": {str(s): f for s, f in drawn.items()},
-        "hebench_default_point": {
-            "num_shares": NUM_SHARES,
-            "neighbours": NUM_SHARES - 1,
-            "neighbour_share": (NUM_SHARES - 1) / clients,
-            "reconstruction_threshold": THRESHOLD,
-            "round_failure_drawn": drawn[NUM_SHARES],
-            "round_failure_binomial": ring_failure_binomial(clients, dropout, NUM_SHARES),
-        },
-        "num_shares_for_failure_below_goal": {
-            "goal": failure_goal,
-            "num_shares": needed,
-            "neighbours": needed - 1,
-            "neighbour_share": (needed - 1) / clients,
-            "round_failure_drawn": drawn[needed],
-            "round_failure_binomial": ring_failure_binomial(clients, dropout, needed),
-        },
-        "bell_2020_neighbours": bell_shares - 1,
-        "bell_2020_neighbour_share": BELL_2020["semi_malicious"]["neighbour_share"],
-        "round_failure_binomial_at_bell_share": ring_failure_binomial(clients, dropout, bell_shares),
-        "note": "hebench's num_shares is fixed by the suite (not chosen from n and the dropout rate) and its ring "
-        "tolerates dropouts only; Bell et al.'s 3 % also withstands 5 % corrupt clients (semi-malicious), which "
-        "a ring the server lays out does not claim",
     }
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from hebench.bench.dropouts import dropped_clients
+from hebench.bench.secaggplus_bell import BELL_2020, ring_failure_drawn
 from hebench.bench.secaggplus_flower import (
-    BELL_2020,
     CLIPPING_RANGE,
     QUANTIZATION_RANGE,
     client_vectors,
     flower_secaggplus_round,
     median_row,
-    ring_failure_drawn,
     secaggplus_flower,
 )
 
