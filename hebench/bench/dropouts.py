@@ -25,11 +25,14 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hebench.faults import FaultsSpec, fault_for
+
+if TYPE_CHECKING:
+    from hebench.modes.params import SecAggParams
 
 RATES = (0.0, 0.1, 0.2, 0.3)
 CLIENTS = (32, 100)
@@ -70,8 +73,9 @@ def dropped_clients(clients: int, rate: float, round_index: int = 0) -> set[int]
     return {i for i in range(clients) if fault_for(spec, round_index, i).drops}
 
 
-def secagg_row(clients: int, rate: float, values: int = VALUES) -> dict[str, Any]:
-    """One SecAgg+ round with the drawn clients dropping after sharing their keys."""
+def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggParams | None = None) -> dict[str, Any]:
+    """One SecAgg+ round with the drawn clients dropping after sharing their keys (``params``: a ``SecAggParams``,
+    7 shares and threshold 4 by default)."""
     from hebench.errors import PartyError
     from hebench.fl.meter import PhaseMeter
     from hebench.fl.secagg_client import SecAggClientRound
@@ -85,7 +89,7 @@ def secagg_row(clients: int, rate: float, values: int = VALUES) -> dict[str, Any
             self.share_keys()
             self.channel.close()
 
-    params = SecAggParams(num_shares=SECAGG_SHARES, reconstruction_threshold=SECAGG_THRESHOLD)
+    params = params or SecAggParams(num_shares=SECAGG_SHARES, reconstruction_threshold=SECAGG_THRESHOLD)
     drop = dropped_clients(clients, rate)
     rng = np.random.default_rng(SEED)
     vectors = {i: rng.normal(0, 0.1, values).astype(np.float32) for i in range(clients)}

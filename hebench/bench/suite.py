@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences,dropouts",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences,dropouts,secaggplus_flower",
         help="benchmarks to run (flower_round needs hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
@@ -158,6 +158,11 @@ def main() -> None:
 
         result = dropouts()
         (args.out / "dropouts.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "secaggplus_flower" in only:
+        from hebench.bench.secaggplus_flower import secaggplus_flower
+
+        result = secaggplus_flower()
+        (args.out / "secaggplus_flower.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "scale" in only:
         from hebench.bench.scale import scale
 
