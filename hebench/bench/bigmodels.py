@@ -3,17 +3,18 @@
 Points (parameters as built here): CNN_DropOut on digits (1.2 M), ResNet-18 and ResNet-50 on natural
 image patches (11 M, 24 M with 100 classes), and a BERT-base-sized encoder on generated token sequences
 (109 M). ResNet-50 and BERT are randomly initialised (no weights can be downloaded here) and BERT's data
-is synthetic: their rows measure cost, not accuracy. Modes: raw, host-HE with TenSEAL CKKS (N=8192), and
+is synthetic: their rows measure cost, not accuracy. Modes: raw, host-HE with TenSEAL CKKS (N=8192),
 compact host-HE (``seal-bfv``, 16-bit values, the default clip with per-tensor range scales, headroom
-for the clients only: FedAvg weights applied before encryption). CKKS is not run at 109 M: one update
-would be about 8.9 GB (81 bytes per value), beyond what this shared 24 GB machine can hold for several
-clients; its costs there are the fitted line's.
+for the clients only: FedAvg weights applied before encryption), and ``secagg`` (SecAgg+ at its
+defaults: masked values in the 2^32 ring, 4 bytes each, the aggregator's running sum in the same width).
+CKKS is not run at 109 M: one update would be about 8.9 GB (81 bytes per value), beyond what this shared
+24 GB machine can hold for several clients; its costs there are the fitted line's.
 
 Each point is one ``hebench run`` (2 rounds: round 0 warms up, round 1 is measured) with every client
 in its own process, so each party's peak RSS is its own (``VmHWM``, from its round records). Goals (per
-party, on this machine): a client within 1.5x the same model's raw client, the aggregator within one
-encrypted update + 512 MB whatever the number of clients; ResNet-50 under CKKS with 4 clients and the
-109 M encoder under compact-16 with 8 clients complete. A point needing more than the memory available
+party and mode, on this machine): a client within 1.5x the same model's raw client, the aggregator
+within one encrypted (or masked) update + 512 MB whatever the number of clients; ResNet-50 under CKKS with
+4 clients and the 109 M encoder under compact-16 with 8 clients complete. A point needing more than the memory available
 is skipped, with the reason, never run into the machine's limit. Per-parameter costs are least-squares
 lines over the points of each mode.
 
@@ -46,6 +47,7 @@ MODES: dict[str, dict[str, Any]] = {
     "raw": {"mode": "raw"},
     "ckks": {"mode": "host-he", "adapter": "tenseal-ckks"},
     "compact-16": {"mode": "host-he", "adapter": "seal-bfv", "params": {"bits": 16}},
+    "secagg": {"mode": "secagg"},  # SecAgg+ at its defaults: modulus 2^32, so 4 bytes a masked value
 }
 
 
@@ -61,10 +63,11 @@ class Point:
 
 
 POINTS = (
-    Point("cnn_dropout", "digits", 2, ("raw", "ckks", "compact-16"), 3),
-    Point("resnet18", "natural", 2, ("raw", "ckks", "compact-16"), 6),
-    Point("resnet50", "natural", 4, ("raw", "ckks", "compact-16"), 12, goal="ckks"),
-    Point("bert_base", "tokens", 8, ("raw", "compact-16"), 16, batch=4, goal="compact-16"),
+    Point("cnn_dropout", "digits", 2, ("raw", "ckks", "compact-16", "secagg"), 3),
+    Point("resnet18", "natural", 2, ("raw", "ckks", "compact-16", "secagg"), 6),
+    Point("resnet50", "natural", 4, ("raw", "ckks", "compact-16", "secagg"), 12, goal="ckks"),
+    # 8 clients of about 2.2 GB each (the round's global model held beside the trained one) + aggregator: ~19 GB
+    Point("bert_base", "tokens", 8, ("raw", "compact-16", "secagg"), 19, batch=4, goal="compact-16"),
 )
 
 
@@ -131,7 +134,9 @@ def measure_point(point: Point, modes: tuple[str, ...] | None = None) -> list[di
     """One run of every mode of ``point`` (or a skip row per mode, when memory is short)."""
     from hebench.models import build_model, parameter_count
 
-    modes = tuple(m for m in (modes or point.modes) if m == "raw" or status(MODES[m]["adapter"]).available)
+    modes = tuple(
+        m for m in (modes or point.modes) if "adapter" not in MODES[m] or status(MODES[m]["adapter"]).available
+    )
     shape = {"digits": (1, 28, 28), "natural": (3, 32, 32), "tokens": (1, 1, 32)}[point.dataset]
     classes = {"digits": 10, "natural": 100, "tokens": 4}[point.dataset]
     parameters = parameter_count(build_model(point.model, shape, classes))
@@ -253,6 +258,10 @@ def bigmodels(points: tuple[Point, ...] = POINTS) -> dict[str, Any]:
                 "completes": bool(row and row.get("completes")),
                 "every_party_within_memory_goal": bool(same_run)
                 and all(r.get("client_within_goal") and r.get("aggregator_within_goal") for r in same_run),
+                "within_memory_goal": {  # each mode's parties, measured in the same run
+                    r["mode"]: {"client": r.get("client_within_goal"), "aggregator": r.get("aggregator_within_goal")}
+                    for r in same_run
+                },
                 "skipped": row.get("skipped") if row else "not measured",
             }
         )

@@ -124,7 +124,7 @@ class Client:
         else:
             vector = join(opened.encrypted, opened.plain, self.mask)
             if opened.weight_total != 1.0:  # FedAvg over the survivors: the sum carries their weights only
-                vector = (vector.astype(np.float64) / opened.weight_total).astype(np.float32)
+                vector = renormalised(vector, opened.weight_total)
             if fit is not None:
                 fit.restore(vector)
                 report["range_scale_max"] = fit.largest
@@ -185,13 +185,25 @@ class Client:
 
     def _upload(self, meta: dict[str, Any], vector: np.ndarray, fit: RangeFit | None, report: dict[str, Any]) -> None:
         """Split the update by the selective mask, fit it into the adapter's range, hand it to the link."""
-        if fit is not None:  # in place unless the runner's oracle still reads this update (it is queued, not copied)
-            vector = fit.scaled(vector, in_place=not self.ctx.suite.measure.decryption_error)
+        trained = vector
+        own = not self.ctx.suite.measure.decryption_error  # else the runner's oracle reads it (queued, not copied)
+        if fit is not None:  # in place when the vector is this client's own: no second model-sized array
+            vector = fit.scaled(vector, in_place=own)
         encrypted, plain = split(vector, self.mask)
         if fit is not None:
-            encrypted, report["clipped_values"] = fit.saturate(encrypted)
+            encrypted, report["clipped_values"] = fit.saturate(encrypted, in_place=own or encrypted is not trained)
         pieces = split_layers(encrypted, self.sizes) if len(encrypted) else []
         self.link.upload(meta, pieces, plain if self.mask is not None else None, self.meter)
+
+
+def renormalised(vector: np.ndarray, weight_total: float, block: int = 1 << 18) -> np.ndarray:
+    """``vector / weight_total``, each value divided in float64 and rounded to float32 once, in place (a copy only
+    of a read-only vector), a block at a time: no model-sized float64 copy."""
+    vector = vector if vector.flags.writeable else vector.copy()
+    for start in range(0, len(vector), block):
+        part = vector[start : start + block]
+        part[:] = part.astype(np.float64) / weight_total
+    return vector
 
 
 def run_client(ctx: PartyContext, control: Connection, records: Any) -> None:

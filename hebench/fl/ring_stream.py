@@ -3,8 +3,8 @@
 A sender cuts its vector into consecutive chunks of at most ``chunk_values`` values and sends each as
 ``<chunk kind> {offset, values}`` (``values``: the whole vector's length), then an end message. A receiver
 reads every sender's stream in lockstep (one message from each in turn, in sender order) and adds each
-chunk into a :class:`RingTotal` at its offset, then drops it: it holds the running sum (one vector of
-uint64) and one chunk, whatever the number of senders. A frame holds one chunk, so
+chunk into a :class:`RingTotal` at its offset, then drops it: it holds the running sum (one vector in the
+ring's wire width) and one chunk, whatever the number of senders. A frame holds one chunk, so
 ``HEBENCH_MAX_FRAME_BYTES`` bounds a chunk, not an update. Addition in the ring is exact and commutative:
 the streamed sum equals the whole-vector sum bit for bit, however the vectors were cut.
 """
@@ -30,24 +30,32 @@ def spans(length: int, chunk_values: int) -> Iterator[tuple[int, int]]:
 
 
 class RingTotal:
-    """The running sum of ring vectors modulo ``modulus`` (None: 2^64, uint64 wrapping), filled chunk by chunk."""
+    """The running sum of ring vectors modulo ``modulus`` (None: 2^64), filled chunk by chunk, held in the ring's
+    wire width: uint32 for a modulus up to 2^32 (Flower's default; 4 bytes a value, no more than one masked
+    update), uint64 above. At 2^32 and 2^64 the sum wraps by itself; below, each chunk is added in uint64 (a chunk's
+    worth of scratch, never the whole vector) and reduced before it is stored, so nothing overflows."""
 
     def __init__(self, modulus: int | None = None) -> None:
         self.modulus = modulus
+        self.dtype: type[np.unsignedinteger] = np.uint32 if modulus is not None and modulus <= 2**32 else np.uint64
         self.values: np.ndarray | None = None
 
     def add(self, offset: int, length: int, chunk: np.ndarray) -> None:
         if self.values is None:
-            self.values = np.zeros(length, dtype=np.uint64)
+            self.values = np.zeros(length, dtype=self.dtype)
         if len(self.values) != length or not 0 <= offset <= length - len(chunk):
             raise PartyError(
                 f"a chunk of {len(chunk)} values at {offset} does not fit a vector of {len(self.values)}",
                 "protocol mismatch: same hebench on every party?",
             )
         part = self.values[offset : offset + len(chunk)]
-        part += chunk.astype(np.uint64, copy=False)  # wraps modulo 2^64
-        if self.modulus is not None:  # both below modulus <= 2^62: the sum did not wrap
-            part %= np.uint64(self.modulus)
+        if self.modulus is None or self.modulus == 2 ** (8 * self.values.itemsize):
+            part += chunk.astype(self.dtype, copy=False)  # wraps modulo 2^32 or 2^64 by itself
+            return
+        wide = chunk.astype(np.uint64) % np.uint64(self.modulus)  # this chunk only: below modulus <= 2^62
+        wide += part  # both below modulus: the sum is below 2^63, no wrap
+        wide %= np.uint64(self.modulus)
+        part[:] = wide
 
     def __len__(self) -> int:
         return 0 if self.values is None else len(self.values)

@@ -26,6 +26,7 @@ ciphertexts have the same sizes.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,13 +105,14 @@ class RangeFit:
         for start, stop, s in self._segments():
             vector[start:stop] *= np.float32(s)
 
-    def saturate(self, values: np.ndarray) -> tuple[np.ndarray, int]:
-        """(``values`` within ``±clip`` (a new array only if some were not), how many were set to ``±clip``).
+    def saturate(self, values: np.ndarray, in_place: bool = False) -> tuple[np.ndarray, int]:
+        """(``values`` within ``±clip``, how many were set to ``±clip``): ``values`` itself when none were or
+        ``in_place``, else a new array. Checked and clipped in blocks, so no model-sized temporary is made.
 
         Raises :class:`PrecisionError` when more than ``max_clipped`` of them were out of range.
         """
         clip = self.range.clip
-        over = int(np.count_nonzero(np.abs(values) > clip))
+        over = sum(int(np.count_nonzero(np.abs(values[a:b]) > clip)) for a, b in _blocks(len(values)))
         if not over:
             return values, 0
         allowed = self.range.max_clipped * len(values)
@@ -120,4 +122,15 @@ class RangeFit:
                 f"per-tensor scaling, above the {self.range.max_clipped:g} share allowed to saturate",
                 "raise the adapter's 'clip' (`hebench tune` proposes one for the model), or its max_clipped",
             )
-        return np.clip(values, -clip, clip), over
+        out = values if in_place else np.empty_like(values)
+        for a, b in _blocks(len(values)):
+            np.clip(values[a:b], -clip, clip, out=out[a:b])
+        return out, over
+
+
+BLOCK_VALUES = 1 << 20  # values checked at a time: 4 MB of float32 scratch, whatever the model
+
+
+def _blocks(length: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, length, BLOCK_VALUES):
+        yield start, min(length, start + BLOCK_VALUES)

@@ -16,6 +16,16 @@ def test_every_point_is_a_valid_suite_with_a_process_per_client(point):
     assert suite.runtime.hosting == "process" and suite.data.clients == point.clients
     compact = [c for c in suite.configurations if c.adapter == "seal-bfv"]
     assert all(c.params["max_summands"] == point.clients for c in compact)  # pre-weights: the clients only
+    assert [c.mode for c in suite.configurations if c.name == "secagg"] == ["secagg"]  # every point has a secagg row
+
+
+def test_secagg_gets_its_own_fitted_per_parameter_costs():
+    rows = [
+        {"mode": mode, "completes": True, "parameters": n, **{key: 5.0 + 4.0 * n for key in FITTED}}
+        for n in (10**6, 10**7)
+        for mode in ("raw", "secagg")
+    ]
+    assert fits(rows)["secagg"]["upload_bytes_per_client"]["per_parameter"] == pytest.approx(4.0)
 
 
 def test_goals_compare_with_the_raw_client_and_one_update_plus_slack():

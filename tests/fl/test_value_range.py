@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 import torch
@@ -59,3 +61,40 @@ def test_compact_adapters_have_a_range_and_ckks_or_fixed_point_ones_keep_theirs(
     assert ValueRange.of(Configuration(mode="host-he", adapter="seal-ckks", params={"clip": 2.0, "max_clipped": 0}))
     assert ValueRange.of(Configuration(mode="host-he", adapter="tenseal-ckks")) is None
     assert ValueRange.of(Configuration(mode="raw")) is None
+
+
+def _peak_allocated(call) -> int:
+    """Bytes numpy allocated at the peak of ``call()`` beyond what was held before (tracemalloc sees numpy)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_checking_and_saturating_a_big_update_makes_no_model_sized_temporary():
+    """A 4M-value (16 MB) update is checked against the clip in blocks: the old whole-vector ``np.abs(values) > clip``
+    made a 16 MB float copy and a 4 MB mask, the compact client's peak above the raw client's."""
+    fit = ValueRange(clip=1.0, max_clipped=1e-3).fit(_model())
+    values = np.random.default_rng(0).uniform(-0.9, 0.9, 4_000_000).astype(np.float32)
+    assert _peak_allocated(lambda: fit.saturate(values)) < values.nbytes // 2  # one block: 5 MB
+    values[::1000] = 3.0  # 4,000 saturate, within the share: clipped in place when the array is the client's own
+    result: list = []
+    assert _peak_allocated(lambda: result.append(fit.saturate(values, in_place=True))) < values.nbytes // 2
+    clipped, count = result[0]
+    assert count == 4000 and clipped is values and values.max() == 1.0
+
+
+def test_survivors_renormalise_in_place_as_the_float64_division_did():
+    from hebench.fl.client import renormalised
+
+    vector = np.random.default_rng(1).normal(0, 1, 3_000_001).astype(np.float32)
+    expected = (vector.astype(np.float64) / 0.7).astype(np.float32)
+    peak = _peak_allocated(lambda: renormalised(vector, 0.7))
+    np.testing.assert_array_equal(vector, expected)  # bit for bit, divided in place
+    assert peak < vector.nbytes // 2  # no float64 copy of the whole vector (2 x 24 MB before)
+    frozen = np.frombuffer(np.float32([1.4, 2.8]).tobytes(), dtype=np.float32)  # a read-only aggregate is copied
+    np.testing.assert_array_equal(renormalised(frozen, 1.4), np.float32([1.0, 2.0]))
