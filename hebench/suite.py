@@ -539,6 +539,8 @@ class RuntimeSpec(_Frozen):
     workers: int | None = Field(None, ge=1)  # pool processes; default: the cores the run may use
     # values per streamed chunk of an update and of an aggregate (whole ciphertexts; offload: offload.chunk_values)
     chunk_values: int = Field(65536, ge=1)
+    # finished chunks of an aggregate the aggregator keeps in memory; the rest wait in a temporary file until sent
+    aggregate_memory_mb: int = Field(256, ge=0)
 
     @model_validator(mode="after")
     def _workers_need_pool(self) -> RuntimeSpec:

@@ -194,7 +194,7 @@ class Aggregator:
         cipher_weights: dict[int, float] | None = None,
     ) -> RunningSum:
         """Each chosen client's update added to the running sum chunk by chunk as it arrives, then dropped."""
-        total = RunningSum(adapter, weights, cipher_weights)
+        total = RunningSum(adapter, weights, cipher_weights, self.ctx.suite.runtime.aggregate_memory_mb * 2**20)
 
         def check(i: int, meta: dict[str, Any]) -> None:
             if check_samples and int(meta["samples"]) != self.samples[i]:

@@ -2,8 +2,11 @@
 
 The weights (sample counts, known before the round: clients state them when they connect) are fixed up
 front, so each chunk of an update is weighted and added the moment it arrives, then dropped: the
-aggregator holds the sum (serialised chunk by chunk as each is complete: about one encrypted update's
-worth) and a chunk, whatever the number of clients.
+aggregator holds the sum (serialised chunk by chunk as each is complete) and a chunk, whatever the number
+of clients. Finished chunks stay in memory up to ``held_bytes`` (``runtime.aggregate_memory_mb``); the
+rest wait in an anonymous temporary file until they are sent (:class:`FinishedChunks`), so the aggregator's
+memory is bounded whatever the model's size: a sum of ciphertexts cannot keep a fresh upload's seeded
+form, so the aggregate is up to twice an upload's bytes (compact HE).
 Chunk k of every client covers the same coordinates (:mod:`hebench.fl.chunks`). The ciphertext chunks
 are summed with the public keys; the plaintext chunks (selective encryption) with the plain adapter.
 Ciphertext chunks may have their own multipliers: clients that applied their FedAvg weight before
@@ -15,6 +18,7 @@ serialises it whole (Flower's strategy).
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,6 +28,40 @@ from hebench.errors import PartyError
 from hebench.selective.split import PLAIN, parts_of
 
 Update = tuple[dict[str, Any], tuple[bytes, ...]]
+HELD_BYTES = 256 * 2**20  # finished chunk sums kept in memory; beyond them, in a temporary file
+
+
+class FinishedChunks:
+    """Serialised chunk sums: in memory up to ``held_bytes``, the rest appended to an anonymous temporary file
+    (deleted when closed, and by the OS if the process dies); each read back once, when it is sent."""
+
+    def __init__(self, held_bytes: int = HELD_BYTES) -> None:
+        self.held_bytes, self.in_memory, self.spilled = held_bytes, 0, 0
+        self._file: Any = None
+
+    def keep(self, blob: bytes) -> bytes | tuple[int, int]:
+        """``blob`` itself, or where it was written: (offset, length)."""
+        if self.in_memory + len(blob) <= self.held_bytes:
+            self.in_memory += len(blob)
+            return blob
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="hebench-aggregate-")
+        offset = self._file.seek(0, 2)
+        self._file.write(blob)
+        self.spilled += len(blob)
+        return offset, len(blob)
+
+    def load(self, kept: bytes | tuple[int, int]) -> bytes:
+        if isinstance(kept, bytes):
+            return kept
+        offset, length = kept
+        self._file.seek(offset)
+        return self._file.read(length)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 @dataclass(frozen=True)
@@ -53,11 +91,11 @@ class _Part:
     plaintext, whose sums run in float64) and only unfinished ones as ciphertext objects.
     """
 
-    def __init__(self, adapter: HEAdapter, weights: dict[int, float]) -> None:
-        self.adapter, self.weights = adapter, weights
+    def __init__(self, adapter: HEAdapter, weights: dict[int, float], finished: FinishedChunks) -> None:
+        self.adapter, self.weights, self.finished = adapter, weights, finished
         self.expected = len(weights)  # contributions a complete chunk holds (fewer once clients drop out)
         self.discard = False  # the round's sum is spoiled (a client lost mid-upload): chunks are read, not summed
-        self.sums: list[EncryptedVector | bytes | None] = []
+        self.sums: list[EncryptedVector | bytes | tuple[int, int] | None] = []
         self.lengths: list[int] = []
         self.added: list[int] = []  # contributions per chunk index
         self.next: dict[int, int] = {}  # client -> the index of its next chunk
@@ -84,7 +122,7 @@ class _Part:
         if self.added[k] == self.expected:  # complete: keep it serialised
             done = self.sums[k]
             assert isinstance(done, EncryptedVector)
-            self.sums[k] = self.adapter.serialize(done)
+            self.sums[k] = self.finished.keep(self.adapter.serialize(done))
         self.next[client] = k + 1
 
     def count(self, client: int) -> int:
@@ -97,7 +135,7 @@ class _Part:
             self.sums[k] = None  # released as it goes
             if done is None:
                 raise PartyError("the aggregate was already sent", "protocol bug: same hebench?")
-            blob = done if isinstance(done, bytes) else self.adapter.serialize(done)
+            blob = self.adapter.serialize(done) if isinstance(done, EncryptedVector) else self.finished.load(done)
             yield SumChunk(plain, offset, length, total, blob)
             offset += length
 
@@ -105,15 +143,21 @@ class _Part:
 class RunningSum:
     """``add`` each client's update once (whole, or ``add_chunk`` then ``finish``); then ``stream()`` or ``blobs()``.
 
-    ``weights``: each client's FedAvg weight (plaintext parts, and ciphertext parts unless ``cipher_weights``).
+    ``weights``: each client's FedAvg weight (plaintext parts, and ciphertext parts unless ``cipher_weights``);
+    ``held_bytes``: finished chunk sums kept in memory, the rest in a temporary file (:class:`FinishedChunks`).
     """
 
     def __init__(
-        self, adapter: HEAdapter, weights: dict[int, float], cipher_weights: dict[int, float] | None = None
+        self,
+        adapter: HEAdapter,
+        weights: dict[int, float],
+        cipher_weights: dict[int, float] | None = None,
+        held_bytes: int = HELD_BYTES,
     ) -> None:
         self.adapter, self.weights = adapter, weights
-        self._cipher = _Part(adapter, cipher_weights if cipher_weights is not None else weights)
-        self._plain = _Part(PLAIN, weights)
+        self.finished = FinishedChunks(held_bytes)
+        self._cipher = _Part(adapter, cipher_weights if cipher_weights is not None else weights, self.finished)
+        self._plain = _Part(PLAIN, weights, self.finished)
         self._counts: tuple[int, int] | None = None  # chunks per update, from the first complete one
         self.added: set[int] = set()
         self.dropped: set[int] = set()  # clients that left before sending a chunk (hebench.faults)
@@ -132,6 +176,7 @@ class RunningSum:
         if self._cipher.count(client) or self._plain.count(client):
             self.spoiled_by = client if self.spoiled_by is None else self.spoiled_by
             self._cipher.discard = self._plain.discard = True
+            self.finished.close()  # no aggregate this round: what was kept is never sent
         self.dropped.add(client)
         self._cipher.expected -= 1
         self._plain.expected -= 1
@@ -193,8 +238,11 @@ class RunningSum:
     def stream(self) -> Iterator[SumChunk]:
         """The weighted sum, chunk by chunk (ciphertext part, then plaintext part), each released once handed out."""
         self._complete()
-        yield from self._cipher.chunks(plain=False)
-        yield from self._plain.chunks(plain=True)
+        try:
+            yield from self._cipher.chunks(plain=False)
+            yield from self._plain.chunks(plain=True)
+        finally:
+            self.finished.close()
 
     def blobs(self) -> tuple[tuple[bytes, ...], int]:
         """(ciphertext sums then plaintext sums, serialized; the number of plaintext sums)."""

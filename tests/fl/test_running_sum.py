@@ -64,3 +64,26 @@ def test_running_sum_refuses_repeated_unexpected_and_missing_updates():
         total.add(7, update)
     with pytest.raises(PartyError, match=r"no update from client\(s\) \[1\]"):
         total.blobs()
+
+
+@pytest.mark.parametrize("held_bytes", [0, 600])
+def test_finished_chunks_beyond_the_memory_budget_wait_in_a_file_and_come_back_byte_for_byte(held_bytes):
+    """``runtime.aggregate_memory_mb``: chunk sums past the budget are written out, not held, and the aggregate
+    streamed from them is the one held wholly in memory."""
+    _, public = _keys("seal-bfv")
+    rng = np.random.default_rng(3)
+    clients = range(3)
+    updates = {i: _update(public, [rng.uniform(-1, 1, 50) for _ in range(4)], []) for i in clients}
+    weights = fedavg_weights(dict.fromkeys(clients, 1))
+
+    def summed(budget):
+        total = RunningSum(public, weights, held_bytes=budget)
+        for i in clients:
+            total.add(i, updates[i])
+        return total
+
+    in_memory, spilling = summed(2**40), summed(held_bytes)
+    assert spilling.finished.in_memory <= held_bytes and spilling.finished.spilled > 0
+    assert in_memory.finished.spilled == 0
+    assert [c.blob for c in spilling.stream()] == [c.blob for c in in_memory.stream()]
+    assert spilling.finished._file is None  # closed once streamed
