@@ -8,6 +8,7 @@ with ``measure.decryption_error``, the out-of-band oracle vectors) to the hub.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, MetricRecord, RecordDict
 from flwr.clientapp.typing import ClientAppCallable
 
+from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
 from hebench.fl.chunks import chunks_of
 from hebench.fl.cipher import Cipher
@@ -44,6 +46,7 @@ from hebench.flower.plan import (
     LEFT,
     MAP_QUERY,
     MASK_QUERY,
+    PRE,
     ROUND,
     SKIPPED,
     WEIGHT_TOTAL,
@@ -139,12 +142,15 @@ class ClientStep:
         parts = [self.cipher.decrypt_chunk(b, epoch, self.meter) for b in blobs]
         return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.empty(0, np.float32)
 
-    def _encrypt(self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool) -> ArrayRecord:
-        """The update as one Array per streamed chunk (``runtime.chunk_values`` values, whole ciphertexts)."""
+    def _encrypt(
+        self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool, pre: PreWeight | None = None
+    ) -> ArrayRecord:
+        """The update as one Array per streamed chunk (``runtime.chunk_values`` values, whole ciphertexts);
+        ``pre``: this node's FedAvg weight, applied before encryption (compact adapters)."""
         encrypted, plain = split(vector, mask)
         sizes = layer_sizes(self.party.local.model, "per-layer") if per_layer else [len(encrypted)]
         per_chunk = self.party.plan.suite.runtime.chunk_values
-        cipher = tuple(self.cipher.encrypt_stream(split_layers(encrypted, sizes), epoch, self.meter, per_chunk))
+        cipher = tuple(self.cipher.encrypt_stream(split_layers(encrypted, sizes), epoch, self.meter, per_chunk, pre))
         with self.meter.phase("serialize"):
             clear = tuple(PLAIN.serialize(PLAIN.encrypt(c)) for c in chunks_of([plain], per_chunk))
         return update_record(cipher, clear, self.stype)
@@ -200,7 +206,8 @@ class ClientStep:
         metrics: MetricRecord = reply.content.metric_records["metrics"]
         update = model_vector(reply.content.array_records["arrays"])
         per_layer = self.party.plan.config.packing == "per-layer"
-        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer)
+        pre = PreWeight.from_json(json.loads(str(config[PRE]))) if PRE in config else None
+        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer, pre)
         reply.content = RecordDict({"arrays": record, "metrics": metrics})
         if fault.dropout_phase == "after_upload":  # its update counts; it leaves once sent
             reply.content["fault"] = ConfigRecord({LEFT: "after_upload"})

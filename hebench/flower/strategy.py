@@ -20,6 +20,7 @@ from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
 from hebench.crypto.base import HEAdapter
+from hebench.crypto.exact_weights import PreWeight, pre_weights
 from hebench.errors import PartyError
 from hebench.fl.aggregator import selected_clients, sum_updates, survivors_weighted
 from hebench.fl.fedavg import fedavg_weights
@@ -40,6 +41,7 @@ from hebench.flower.plan import (
     MAP_QUERY,
     MASK_QUERY,
     PARTITION_QUERY,
+    PRE,
     ROUND,
     SKIPPED,
     WEIGHT_TOTAL,
@@ -76,6 +78,7 @@ class HEFedAvg(FedAvg):
         self._round_record: dict[str, Any] = {}
         self._partition_of: dict[int, int] = {}  # node ID -> the suite client (partition) it hosts
         self.samples: dict[int, int] = {}  # partition -> the sample count its node stated (the FedAvg weights)
+        self.pre_weights: dict[int, PreWeight] = {}  # this round's, where nodes weigh before encryption
         self._skipped = False  # the last training step had too few arrivals: no aggregate
         self._transcript = transcript.open("ab") if transcript else None  # every reply, as received
 
@@ -121,17 +124,35 @@ class HEFedAvg(FedAvg):
         self._traffic = {"bytes_received": 0, "bytes_sent": 0}
         r = server_round - 1
         epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
-        self.adapter(epoch)
+        adapter = self.adapter(epoch)
         config = ConfigRecord({ROUND: r, EPOCH: epoch})
         if self._aggregate:  # every node received the aggregate in the evaluate step: name it, do not resend it
             config[GLOBAL_DIGEST] = self._aggregate["digest"]
         else:
             config[INITIAL] = True  # nodes start from the suite's seeded model
         config["server-round"] = server_round
-        record = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: config})
-        messages = list(self._construct_messages(record, self._sampled_nodes(grid, r), MessageType.TRAIN))
+        nodes = self._sampled_nodes(grid, r)
+        self.pre_weights = self.pre_weights_for([self._partition_of[n] for n in nodes], adapter)
+        if self.pre_weights:  # each node its own weight: a message of its own
+            messages = []
+            for n in nodes:
+                own = ConfigRecord({**config, PRE: json.dumps(self.pre_weights[self._partition_of[n]].to_json())})
+                content = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: own})
+                messages.append(Message(content=content, message_type=MessageType.TRAIN, dst_node_id=n))
+        else:
+            record = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: config})
+            messages = list(self._construct_messages(record, nodes, MessageType.TRAIN))
         self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
         return messages
+
+    def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
+        """Each chosen node's FedAvg weight to apply before encryption, where the adapter can and the node holds
+        its keys (host-he; an offload engine takes no weight): then an aggregate needs headroom for the number
+        of clients, whatever their sample counts (:mod:`hebench.crypto.exact_weights`), as on the local runtime."""
+        spec = self.plan.config.spec
+        if not (adapter.weighs_before_encryption and spec.encrypts and not spec.needs_engines):
+            return {}
+        return pre_weights({i: self.samples[i] for i in chosen}, adapter.levels)  # type: ignore[attr-defined]
 
     def run(self, grid: Grid, timeout: float) -> None:
         """Every round: the training step (replies pulled and summed one at a time), then the aggregate (or that
@@ -162,7 +183,8 @@ class HEFedAvg(FedAvg):
         suite, r = self.plan.suite, server_round - 1
         epoch = epoch_of(r, suite.training.key_rotation_rounds)
         weights = fedavg_weights({i: self.samples[i] for i in chosen})
-        total = RunningSum(self.adapter(epoch), weights)
+        weighed = {i: 1.0 for i in chosen} if self.pre_weights else None  # the nodes applied their weights
+        total = RunningSum(self.adapter(epoch), weights, weighed)
         left: dict[int, str] = {}  # nodes that replied without an update: the phase they left at
         after_upload: dict[int, str] = {}  # nodes whose update is in the sum and that left once it was sent
         for reply in replies:

@@ -1,11 +1,13 @@
 """A suite's ``faults:`` block on Flower: the same clients fail at the same points as on the local runtime.
 
 One small suite (digits, a 3,190-value MLP, 4 clients, 3 rounds, 30 % dropout in random phases,
-``min_clients: 3``) on the local runtime (a process per client, and a pool) and on ``--engine flower-sim``.
-The fault seed is chosen so that every phase occurs and round 0 is skipped (2 of 4 arrive: checked, so
-the test cannot pass without them). Every runtime records the same clients dropped at the same phases,
-and flower-sim's raw aggregates are the local runtime's; its CKKS aggregate is the survivors' plaintext
-FedAvg within precision.
+``min_clients: 3``; raw, CKKS, and compact-16 with headroom for 4 summands) on the local runtime (a
+process per client, and a pool: raw) and on ``--engine flower-sim``. The fault seed is chosen so that
+every phase occurs and round 0 is skipped (2 of 4 arrive: checked, so the test cannot pass without
+them). Every runtime records the same clients dropped at the same phases; flower-sim's raw aggregates
+are the local runtime's; its CKKS and compact aggregates are the survivors' plaintext FedAvg within
+precision (compact: its nodes weigh their own updates before encryption, or the unequal sample counts
+would need more headroom than it has).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typer.testing import CliRunner
 from hebench.cli.main import app
 from hebench.crypto import create_adapter
 from hebench.results import read_records
+from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
@@ -32,8 +35,9 @@ pytestmark = [
     pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed"),
 ]
 
-RAW, CKKS = "raw", "host-he/tenseal-ckks"
+RAW, CKKS, COMPACT_LABEL = "raw", "host-he/tenseal-ckks", "compact"
 ROUNDS, CLIENTS = 3, 4
+COMPACT = {"bits": 16, "clip": 2.0, "max_summands": CLIENTS}
 SUITE = {
     "name": "flower-faults",
     "seed": 3,
@@ -41,7 +45,12 @@ SUITE = {
     "model": {"name": "mlp", "hidden": 4},
     "training": {"rounds": ROUNDS, "lr": 0.1, "min_clients": 3},
     "faults": {"dropout": 0.3, "dropout_phase": "random", "seed": 2},
-    "configurations": [{"mode": "raw"}, {"mode": "host-he", "adapter": "tenseal-ckks"}],
+    "configurations": [
+        {"mode": "raw"},
+        {"mode": "host-he", "adapter": "tenseal-ckks"},
+        # headroom for 4 summands only: the unequal sample counts (359/360) are weighed at the nodes (PRE)
+        {"name": "compact", "mode": "host-he", "adapter": "seal-bfv", "params": COMPACT},
+    ],
     "measure": {"timeout_s": 240},
 }
 
@@ -82,8 +91,9 @@ def test_flower_sim_drops_the_clients_the_local_runtime_drops(sim, local):
     assert want[0][1] and not want[1][1] and not want[2][1]  # round 0 below min_clients: skipped
     assert _dropped(sim, RAW) == want
     assert _dropped(sim, CKKS) == want
+    assert _dropped(sim, COMPACT_LABEL) == want
     servers = [p for p in _of(sim, "party_round") if p["role"] == "aggregator"]
-    assert len(servers) == 2 * ROUNDS
+    assert len(servers) == 3 * ROUNDS
     for rec in servers:
         gone = {int(c) for c, p in rec["dropped"].items() if p != "after_upload"}
         assert set(rec["arrived"]) == set(rec["selected"]) - gone
@@ -94,7 +104,7 @@ def test_flower_sim_drops_the_clients_the_local_runtime_drops(sim, local):
 
 def test_nodes_record_where_they_left(sim):
     clients = [p for p in _of(sim, "party_round") if p["role"] == "client"]
-    assert len(clients) == 2 * ROUNDS * CLIENTS
+    assert len(clients) == 3 * ROUNDS * CLIENTS
     left = [c for c in clients if c.get("dropout_phase")]
     assert {c["dropout_phase"] for c in left} == {"before_train", "after_train", "after_upload"}
     assert all("train" not in c["phases"] for c in left if c["dropout_phase"] == "before_train")
@@ -102,17 +112,20 @@ def test_nodes_record_where_they_left(sim):
     assert all(c.get("skipped") for c in clients if c["round"] == 0)
 
 
+def _global(run: Path, label: str, r: int) -> np.ndarray:
+    return np.load(RunFolder(run).checkpoint(label, r))
+
+
 def test_flower_sims_aggregates_are_the_local_runtimes(sim, local):
     for r in range(ROUNDS):
-        sim_raw = np.load(sim / "checkpoints" / RAW / f"round-{r}.npy")
         # a skipped round keeps the model (round 0: the seeded initial one) on both runtimes
-        np.testing.assert_allclose(sim_raw, np.load(local / "checkpoints" / RAW / f"round-{r}.npy"), atol=1e-6)
-    assert np.array_equal(  # round 0 was skipped: the global model is still the initial one, round 1 moved it
-        np.load(sim / "checkpoints" / RAW / "round-0.npy"), np.load(sim / "checkpoints" / CKKS / "round-0.npy")
-    )
-    precision = create_adapter("tenseal-ckks", {}).info().precision
-    errors = {r["round"]: r["max_abs_error"] for r in _of(sim, "round") if r["config"] == CKKS}
-    # each aggregate against the plaintext FedAvg of its survivors, times the 1/weight_total rescale (≤ 4/3)
-    assert all(0 < errors[r] <= 2 * precision for r in (1, 2)), errors
-    raw = np.load(sim / "checkpoints" / RAW / f"round-{ROUNDS - 1}.npy")
-    assert np.max(np.abs(np.load(sim / "checkpoints" / CKKS / f"round-{ROUNDS - 1}.npy") - raw)) < 1e-4
+        np.testing.assert_allclose(_global(sim, RAW, r), _global(local, RAW, r), atol=1e-6)
+    # round 0 was skipped: every configuration still holds the seeded initial model, round 1 moved it
+    assert np.array_equal(_global(sim, RAW, 0), _global(sim, CKKS, 0))
+    assert not np.array_equal(_global(sim, RAW, 0), _global(sim, RAW, 1))
+    for label, adapter, params in ((CKKS, "tenseal-ckks", {}), (COMPACT_LABEL, "seal-bfv", COMPACT)):
+        precision = create_adapter(adapter, params).info().precision
+        errors = {r["round"]: r.get("max_abs_error") for r in _of(sim, "round") if r["config"] == label}
+        # each aggregate against the plaintext FedAvg of its survivors, times the 1/weight_total rescale (≤ 4/3)
+        assert all(0 < errors[r] <= 2 * precision for r in (1, 2)), (label, errors)
+    assert np.max(np.abs(_global(sim, CKKS, ROUNDS - 1) - _global(sim, RAW, ROUNDS - 1))) < 1e-4

@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 
 from hebench.crypto import create_adapter
+from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
 from hebench.fl.aggregator import sum_updates
 from hebench.fl.fedavg import fedavg_weights
 from hebench.selective.split import PLAIN
 from hebench.suite import parse_suite
+from tests.conftest import INSTALLED
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 
@@ -215,3 +217,42 @@ def test_a_node_that_never_replies_is_named(tmp_path, identity):
     strategy = _strategy(tmp_path)
     with pytest.raises(PartyError, match=r"no training reply from client\(s\) 3"):
         strategy.train_round(1, grid, timeout=0.5)
+
+
+COMPACT = {"bits": 16, "clip": 2.0, "max_summands": CLIENTS}
+
+
+@pytest.mark.skipif("seal-bfv" not in INSTALLED, reason="TenSEAL not installed")
+def test_compact_nodes_weigh_before_encryption_so_unequal_counts_need_no_headroom(tmp_path, identity):
+    """Counts 30/10/5/15 need a common denominator of 12 at the server (above max_summands = 4: refused); each
+    node applies its weight before encryption instead (PRE), and the server adds the uploads with weight 1."""
+    from hebench.fl.cipher import KeyHolderCipher
+    from hebench.fl.meter import PhaseMeter
+    from hebench.flower.plan import PRE
+    from hebench.flower.strategy import HEFedAvg
+
+    configuration = {"mode": "host-he", "adapter": "seal-bfv", "params": COMPACT}
+    suite = parse_suite({**json.loads(_suite().model_dump_json()), "configurations": [configuration]})
+    plan = FlowerPlan(suite, 0, "run-1", ("127.0.0.1", 1), ("127.0.0.1", 2), str(tmp_path))
+    keys = create_adapter("seal-bfv", plan.config.adapter_params)
+    keys.keygen()
+    strategy = HEFedAvg(plan, FakeHub(keys.export_keys(secret=False)))  # type: ignore[arg-type]
+    rng = np.random.default_rng(5)
+    vectors = {i: rng.uniform(-0.5, 0.5, size=50).astype(np.float32) for i in range(CLIENTS)}
+    grid = FakeGrid(vectors)
+    messages = list(strategy.configure_train(1, ArrayRecord(), ConfigRecord(), grid))
+    assert strategy.samples == SAMPLES  # stated in the partition query
+    cipher = KeyHolderCipher(lambda epoch: keys, require_secret=True)
+    replies = []
+    for m in messages:
+        i = grid.partition_of[m.metadata.dst_node_id]
+        pre = PreWeight.from_json(json.loads(str(m.content.config_records["config"][PRE])))
+        blobs = tuple(cipher.encrypt_stream([vectors[i]], 0, PhaseMeter(), 4096, pre))
+        metrics = MetricRecord({"num-examples": SAMPLES[i], CLIENT: i})
+        replies.append(Message(RecordDict({"arrays": update_record(blobs, ()), "metrics": metrics}), reply_to=m))
+    aggregate = strategy.aggregate_replies(1, list(range(CLIENTS)), iter(replies))
+    assert aggregate is not None
+    blobs, _ = update_parts(aggregate)
+    got = np.concatenate([keys.decrypt(keys.deserialize(b)) for b in blobs])
+    want = sum(SAMPLES[i] * v.astype(np.float64) for i, v in vectors.items()) / sum(SAMPLES.values())
+    assert np.max(np.abs(got - want)) <= keys.info().precision
