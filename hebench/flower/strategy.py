@@ -22,7 +22,7 @@ from flwr.serverapp.strategy import FedAvg
 from hebench.crypto.base import HEAdapter
 from hebench.crypto.exact_weights import PreWeight, pre_weights
 from hebench.errors import PartyError
-from hebench.fl.aggregator import selected_clients, sum_updates, survivors_weighted
+from hebench.fl.aggregator import selected_clients, survivors_weighted
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
@@ -53,7 +53,7 @@ from hebench.net.transport import encode, write_frame
 
 
 class HEFedAvg(FedAvg):
-    POLL_S = 0.05  # between passes over the replies not yet in
+    POLL_S = 0.2  # between passes over the replies not yet in (each pass: one pull per missing reply)
 
     def __init__(
         self, plan: FlowerPlan, hub: HubLink, transcript: Path | None = None, worker: str | None = None
@@ -107,9 +107,13 @@ class HEFedAvg(FedAvg):
         adapter = self.adapter(epoch)
         config = ConfigRecord({EPOCH: epoch})
         nodes = self._all_nodes(grid)
-        replies = self._replies(grid.send_and_receive(self._messages(nodes, MAP_QUERY, config), timeout=timeout))
+        total = RunningSum(adapter, fedavg_weights({p: 1 for p in range(self.plan.suite.data.clients)}))  # one each
+        ids = list(grid.push_messages(self._messages(nodes, MAP_QUERY, config)))
+        for reply in pulled_one_by_one(grid, ids, timeout, self.POLL_S):  # summed as they come, as updates are
+            self._add_map(reply, total)
+            del reply
         with self.meter.phase("aggregate"):
-            blobs, _ = sum_updates(adapter, *self._updates(replies, equal=True))
+            blobs, _ = total.blobs()
         record = update_record(blobs, (), self.stype)
         self._replies(grid.send_and_receive(self._messages(nodes, MASK_QUERY, config, record), timeout=timeout))
         self.hub.record({"kind": "mask_agreement", "role": "aggregator", **self.meter.take()})
@@ -368,22 +372,19 @@ class HEFedAvg(FedAvg):
                 write_frame(self._transcript, encode(WireMessage("reply", meta, (content_bytes(m.content),))))
         return replies
 
-    def _updates(self, replies: list[Message], equal: bool) -> tuple[dict[int, Any], dict[int, float]]:
-        """Ciphertext parts by node partition, and FedAvg weights (sample counts, or equal for score maps)."""
-        updates: dict[int, Any] = {}
-        counts: dict[int, int] = {}
-        for msg in replies:
-            metrics, arrays = msg.content.metric_records.get("metrics"), msg.content.array_records.get("arrays")
-            if metrics is None or arrays is None or CLIENT not in metrics or "num-examples" not in metrics:
-                raise PartyError(
-                    f"node {msg.metadata.src_node_id} replied without hebench's update fields",
-                    "every SuperNode must run hebench's ClientApp with hebench_mod (the same hebench version)",
-                )
-            index = int(metrics[CLIENT])
+    def _add_map(self, reply: Message, total: RunningSum) -> None:
+        """One node's encrypted score map (selective mask agreement) into ``total``, equally weighted."""
+        (msg,) = self._replies([reply])
+        metrics, arrays = msg.content.metric_records.get("metrics"), msg.content.array_records.get("arrays")
+        if metrics is None or arrays is None or CLIENT not in metrics:
+            raise PartyError(
+                f"node {msg.metadata.src_node_id} replied without hebench's score map fields",
+                "every SuperNode must run hebench's ClientApp with hebench_mod (the same hebench version)",
+            )
+        with self.meter.phase("deserialize"):
             cipher, plain = update_parts(arrays, self.stype)
-            updates[index] = ({"plain_parts": len(plain)}, cipher + plain)
-            counts[index] = 1 if equal else int(metrics["num-examples"])
-        return updates, fedavg_weights(counts)
+        with self.meter.phase("aggregate"):
+            total.add(int(metrics[CLIENT]), ({"plain_parts": len(plain)}, cipher + plain))
 
 
 def pulled_one_by_one(grid: Grid, ids: list[str], timeout: float, poll_s: float) -> Iterator[Message]:
