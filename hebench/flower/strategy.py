@@ -9,6 +9,7 @@ step, where each node's mod decrypts it once.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import Iterable, Iterator
@@ -402,6 +403,7 @@ def pulled_one_by_one(grid: Grid, ids: list[str], timeout: float, poll_s: float)
                 reply = got.pop()
                 yield reply
                 del reply
+                gc.collect()  # a RecordDict read through its views is in a reference cycle: freed only when collected
         if not came:
             time.sleep(poll_s)
 

@@ -8,6 +8,7 @@ out of the sum, the record names them, and a round below ``training.min_clients`
 
 from __future__ import annotations
 
+import gc
 import json
 import weakref
 
@@ -147,7 +148,7 @@ class FakeGrid:
             reply = Message(_content(i, vector, phase), reply_to=asked)
             self.done.add(i)
             self._alive += 1
-            weakref.finalize(reply, self._gone)
+            weakref.finalize(reply.content, self._gone)  # the content: the update's bytes
             replies.append(reply)
         return replies
 
@@ -159,7 +160,11 @@ def test_the_server_pulls_each_reply_alone_and_holds_one_at_a_time(tmp_path, ide
     vectors = _vectors()
     grid = FakeGrid(vectors)
     strategy = _strategy(tmp_path)
-    aggregate = strategy.train_round(1, grid, timeout=20)
+    gc.disable()  # Flower's records hold reference cycles: the server must free each reply itself, not by chance
+    try:
+        aggregate = strategy.train_round(1, grid, timeout=20)
+    finally:
+        gc.enable()
     assert aggregate is not None
     assert set(grid.asked) == {1}  # one message ID per pull
     assert max(grid.alive_at_pull) == 0  # every earlier reply was dropped before the next pull
