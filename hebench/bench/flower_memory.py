@@ -47,7 +47,7 @@ def server_row(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def flower_memory(clients: tuple[int, ...] = (2, 6), hidden: int = 256, adapter: str = "tenseal-ckks") -> dict:
+def flower_memory(clients: tuple[int, ...] = (2, 6), hidden: int = 512, adapter: str = "tenseal-ckks") -> dict:
     return {
         "strategy": strategy_memory(clients, hidden, adapter),
         "flower_sim": flower_sim_memory(clients, hidden, adapter),
