@@ -9,12 +9,11 @@ step, where each node's mod decrypts it once.
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from flwr.app import ArrayRecord, ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.serverapp import Grid
@@ -51,6 +50,8 @@ from hebench.flower.plan import (
 )
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
+
+R = TypeVar("R", ArrayRecord, ConfigRecord, MetricRecord)
 
 
 class HEFedAvg(FedAvg):
@@ -233,8 +234,8 @@ class HEFedAvg(FedAvg):
     def _add_reply(self, reply: Message, total: RunningSum, left: dict[int, str], after_upload: dict[int, str]) -> None:
         """One training reply into ``total`` (or, from a node that left, its phase into ``left``)."""
         (msg,) = self._replies([reply])
-        metrics, arrays = msg.content.metric_records.get("metrics"), msg.content.array_records.get("arrays")
-        fault = msg.content.config_records.get("fault") or ConfigRecord()  # a node that left: the phase
+        metrics, arrays = _get(msg.content, "metrics", MetricRecord), _get(msg.content, "arrays", ArrayRecord)
+        fault = _get(msg.content, "fault", ConfigRecord) or ConfigRecord()  # a node that left: the phase
         if (
             metrics is None
             or CLIENT not in metrics
@@ -376,7 +377,7 @@ class HEFedAvg(FedAvg):
     def _add_map(self, reply: Message, total: RunningSum) -> None:
         """One node's encrypted score map (selective mask agreement) into ``total``, equally weighted."""
         (msg,) = self._replies([reply])
-        metrics, arrays = msg.content.metric_records.get("metrics"), msg.content.array_records.get("arrays")
+        metrics, arrays = _get(msg.content, "metrics", MetricRecord), _get(msg.content, "arrays", ArrayRecord)
         if metrics is None or arrays is None or CLIENT not in metrics:
             raise PartyError(
                 f"node {msg.metadata.src_node_id} replied without hebench's score map fields",
@@ -386,6 +387,14 @@ class HEFedAvg(FedAvg):
             cipher, plain = update_parts(arrays, self.stype)
         with self.meter.phase("aggregate"):
             total.add(int(metrics[CLIENT]), ({"plain_parts": len(plain)}, cipher + plain))
+
+
+def _get(content: RecordDict, key: str, kind: type[R]) -> R | None:
+    """``content[key]`` if it is a ``kind`` record. Read without Flower's typed views (``metric_records`` ...):
+    a view holds its RecordDict in a reference cycle, so a reply read through one stays in memory, update and
+    all, until Python's cyclic collector happens to run."""
+    record = content.get(key)
+    return record if isinstance(record, kind) else None
 
 
 def pulled_one_by_one(grid: Grid, ids: list[str], timeout: float, poll_s: float) -> Iterator[Message]:
@@ -403,7 +412,6 @@ def pulled_one_by_one(grid: Grid, ids: list[str], timeout: float, poll_s: float)
                 reply = got.pop()
                 yield reply
                 del reply
-                gc.collect()  # a RecordDict read through its views is in a reference cycle: freed only when collected
         if not came:
             time.sleep(poll_s)
 
