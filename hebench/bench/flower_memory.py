@@ -136,7 +136,8 @@ def _strategy_row(clients: int, hidden: int, adapter: str, whole: bool, out: Any
     from hebench.fl.cipher import KeyHolderCipher
     from hebench.fl.meter import PhaseMeter
     from hebench.flower.plan import FlowerPlan
-    from hebench.flower.strategy import HEFedAvg, pulled_one_by_one
+    from hebench.flower.replies import pulled_one_by_one
+    from hebench.flower.strategy import HEFedAvg
     from hebench.measure.memory import peak_rss_bytes
 
     for field in ("_run_id", "_node_id", "_task_id"):  # what a ServerApp process has set

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from flwr.app import ArrayRecord, ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.serverapp import Grid
@@ -48,10 +48,9 @@ from hebench.flower.plan import (
     WEIGHTS,
     FlowerPlan,
 )
+from hebench.flower.replies import pulled_one_by_one, record_of
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
-
-R = TypeVar("R", ArrayRecord, ConfigRecord, MetricRecord)
 
 
 class HEFedAvg(FedAvg):
@@ -234,8 +233,8 @@ class HEFedAvg(FedAvg):
     def _add_reply(self, reply: Message, total: RunningSum, left: dict[int, str], after_upload: dict[int, str]) -> None:
         """One training reply into ``total`` (or, from a node that left, its phase into ``left``)."""
         (msg,) = self._replies([reply])
-        metrics, arrays = _get(msg.content, "metrics", MetricRecord), _get(msg.content, "arrays", ArrayRecord)
-        fault = _get(msg.content, "fault", ConfigRecord) or ConfigRecord()  # a node that left: the phase
+        metrics, arrays = record_of(msg.content, "metrics", MetricRecord), record_of(msg.content, "arrays", ArrayRecord)
+        fault = record_of(msg.content, "fault", ConfigRecord) or ConfigRecord()  # a node that left: the phase
         if (
             metrics is None
             or CLIENT not in metrics
@@ -377,7 +376,7 @@ class HEFedAvg(FedAvg):
     def _add_map(self, reply: Message, total: RunningSum) -> None:
         """One node's encrypted score map (selective mask agreement) into ``total``, equally weighted."""
         (msg,) = self._replies([reply])
-        metrics, arrays = _get(msg.content, "metrics", MetricRecord), _get(msg.content, "arrays", ArrayRecord)
+        metrics, arrays = record_of(msg.content, "metrics", MetricRecord), record_of(msg.content, "arrays", ArrayRecord)
         if metrics is None or arrays is None or CLIENT not in metrics:
             raise PartyError(
                 f"node {msg.metadata.src_node_id} replied without hebench's score map fields",
@@ -387,33 +386,6 @@ class HEFedAvg(FedAvg):
             cipher, plain = update_parts(arrays, self.stype)
         with self.meter.phase("aggregate"):
             total.add(int(metrics[CLIENT]), ({"plain_parts": len(plain)}, cipher + plain))
-
-
-def _get(content: RecordDict, key: str, kind: type[R]) -> R | None:
-    """``content[key]`` if it is a ``kind`` record. Read without Flower's typed views (``metric_records`` ...):
-    a view holds its RecordDict in a reference cycle, so a reply read through one stays in memory, update and
-    all, until Python's cyclic collector happens to run."""
-    record = content.get(key)
-    return record if isinstance(record, kind) else None
-
-
-def pulled_one_by_one(grid: Grid, ids: list[str], timeout: float, poll_s: float) -> Iterator[Message]:
-    """The replies to the messages ``ids``, each pulled alone (its own ``pull_messages`` call) and handed on before
-    the next is pulled, in the order they come in; stops at ``timeout`` (the caller names who did not reply)."""
-    pending, deadline = list(ids), time.monotonic() + timeout
-    while pending and time.monotonic() < deadline:
-        came = False
-        for message_id in list(pending):
-            got = list(grid.pull_messages([message_id]))
-            if got:
-                pending.remove(message_id)
-                came = True
-            while got:
-                reply = got.pop()
-                yield reply
-                del reply
-        if not came:
-            time.sleep(poll_s)
 
 
 def _checked_partitions(mapping: dict[int, int], asked: int, clients: int) -> dict[int, int]:
