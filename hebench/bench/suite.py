@@ -49,8 +49,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument(
         "--only",
-        default="libraries,paillier_packing,fl_round,offload_round,flower_round,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences,dropouts,secaggplus_flower",
-        help="benchmarks to run (flower_round needs hebench[flower])",
+        default="libraries,paillier_packing,fl_round,offload_round,flower_round,flower_memory,compact_round,compact_accuracy,scale,attack_restart,attack_strength,main_command,protections_scale,startup,dp_noise,shaper_fidelity,networks,bigmodels,threat_defences,dropouts,secaggplus_flower",
+        help="benchmarks to run (flower_round and flower_memory need hebench[flower])",
     )
     parser.add_argument("--scale-clients", default="8,32,128,256", help="client counts of the scale benchmark")
     parser.add_argument("--compact-rounds", type=int, default=20, help="rounds of the compact accuracy runs")
@@ -117,6 +117,13 @@ def main() -> None:
         require_flower()
         result = flower_round()
         (args.out / "flower_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
+    if "flower_memory" in only:
+        from hebench.bench.flower_memory import flower_memory
+        from hebench.flower import require_flower
+
+        require_flower()
+        result = flower_memory()
+        (args.out / "flower_memory.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "protections_scale" in only:
         from hebench.bench.protections_scale import protections_scale
 

@@ -18,7 +18,7 @@ from hebench.fl.update import load_vector
 from hebench.flower.client_mod import hebench_mod
 from hebench.flower.client_party import node_party
 from hebench.flower.codec import model_record, model_vector
-from hebench.flower.plan import CLIENT, ROUND, WEIGHTS, NodeSettings
+from hebench.flower.plan import CLIENT, ROUND, WEIGHTS
 
 
 def train(msg: Message, context: Context) -> Message:
@@ -27,7 +27,8 @@ def train(msg: Message, context: Context) -> Message:
     arrays = msg.content.array_records.get("arrays")
     if arrays is not None and len(arrays):
         load_vector(party.local.model, model_vector(arrays))
-    vector, loss = party.local.train(int(msg.content.config_records["config"][ROUND]))
+    # DP: the charge waits until the mod sends the update (or withdraws it: the node left, hebench.faults)
+    vector, loss = party.local.train(int(msg.content.config_records["config"][ROUND]), hold_charge=True)
     metrics = MetricRecord({"num-examples": party.local.samples, "train-loss": loss, CLIENT: party.index})
     return Message(RecordDict({"arrays": model_record(vector), "metrics": metrics}), reply_to=msg)
 
@@ -59,9 +60,11 @@ def agree_mask(msg: Message, context: Context) -> Message:
 
 
 def partition(msg: Message, context: Context) -> Message:
-    """Which suite client this node is, so the server samples by partition as the local runtime does."""
-    node = NodeSettings.from_node_config(dict(context.node_config))
-    return Message(RecordDict({"metrics": MetricRecord({CLIENT: node.partition})}), reply_to=msg)
+    """Which suite client this node is, so the server samples by partition as the local runtime does, and its
+    sample count (the FedAvg weight the server fixes before a round, as a local client states it on connecting)."""
+    party = node_party(context)
+    metrics = MetricRecord({CLIENT: party.index, "num-examples": party.local.samples})
+    return Message(RecordDict({"metrics": metrics}), reply_to=msg)
 
 
 def with_functions(app: ClientApp) -> ClientApp:

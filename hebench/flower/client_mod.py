@@ -8,13 +8,16 @@ with ``measure.decryption_error``, the out-of-band oracle vectors) to the hub.
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from typing import Any
 
 import numpy as np
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MessageType, MetricRecord, RecordDict
 from flwr.clientapp.typing import ClientAppCallable
 
+from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
 from hebench.fl.chunks import chunks_of
 from hebench.fl.cipher import Cipher
@@ -33,7 +36,21 @@ from hebench.flower.codec import (
     update_record,
 )
 from hebench.flower.hub_link import HubLink
-from hebench.flower.plan import AGG_EPOCH, EPOCH, GLOBAL_DIGEST, INITIAL, MAP_QUERY, MASK_QUERY, ROUND
+from hebench.flower.plan import (
+    AGG_EPOCH,
+    CLIENT,
+    EPOCH,
+    GLOBAL_DIGEST,
+    INITIAL,
+    INITIAL_DIGEST,
+    LEFT,
+    MAP_QUERY,
+    MASK_QUERY,
+    PRE,
+    ROUND,
+    SKIPPED,
+    WEIGHT_TOTAL,
+)
 from hebench.modes.spec import resolve
 from hebench.selective.split import PLAIN, join, split
 
@@ -102,20 +119,38 @@ class ClientStep:
         with self.meter.phase("deserialize"):
             clear = [PLAIN.decrypt(PLAIN.deserialize(b)) for b in plain]
         vector = join(decrypted, np.concatenate(clear) if clear else np.empty(0), self.party.mask(self.context))
+        weight_total = float(config.get(WEIGHT_TOTAL, 1.0))
+        if weight_total != 1.0:  # FedAvg over the survivors: the sum carries their weights only (as on local)
+            vector = (vector.astype(np.float64) / weight_total).astype(np.float32)
         self.party.keep_global(self.context, digest, vector)
         return vector
+
+    def _held_global(self, digest: str) -> np.ndarray:
+        """The global model this node holds under ``digest`` (the initial model before any aggregate)."""
+        if digest == INITIAL_DIGEST:
+            return self.party.initial_global(self.context)
+        held = self.party.cached_global(self.context, digest)
+        if held is None:
+            raise PartyError(
+                "a skipped round's evaluate message names a global model this node does not hold",
+                "the strategy sends each aggregate in the evaluate step: evaluate every node each round",
+            )
+        return held
 
     def _decrypt(self, blobs: tuple[bytes, ...], epoch: int) -> np.ndarray:
         """An aggregate's ciphertext chunks decrypted one at a time (one chunk's ciphertext in memory)."""
         parts = [self.cipher.decrypt_chunk(b, epoch, self.meter) for b in blobs]
         return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.empty(0, np.float32)
 
-    def _encrypt(self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool) -> ArrayRecord:
-        """The update as one Array per streamed chunk (``runtime.chunk_values`` values, whole ciphertexts)."""
+    def _encrypt(
+        self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool, pre: PreWeight | None = None
+    ) -> ArrayRecord:
+        """The update as one Array per streamed chunk (``runtime.chunk_values`` values, whole ciphertexts);
+        ``pre``: this node's FedAvg weight, applied before encryption (compact adapters)."""
         encrypted, plain = split(vector, mask)
         sizes = layer_sizes(self.party.local.model, "per-layer") if per_layer else [len(encrypted)]
         per_chunk = self.party.plan.suite.runtime.chunk_values
-        cipher = tuple(self.cipher.encrypt_stream(split_layers(encrypted, sizes), epoch, self.meter, per_chunk))
+        cipher = tuple(self.cipher.encrypt_stream(split_layers(encrypted, sizes), epoch, self.meter, per_chunk, pre))
         with self.meter.phase("serialize"):
             clear = tuple(PLAIN.serialize(PLAIN.encrypt(c)) for c in chunks_of([plain], per_chunk))
         return update_record(cipher, clear, self.stype)
@@ -136,33 +171,71 @@ class ClientStep:
     # --- message kinds ------------------------------------------------------------------
 
     def train(self, msg: Message, call_next: ClientAppCallable) -> Message:
+        """Train from the global model and reply with the encrypted update, or leave where this round's drawn
+        fault says (:mod:`hebench.faults`, as the local runtime's client): ``before_train`` (no work),
+        ``after_train`` or late against ``training.round_deadline_s`` (trained, nothing sent, DP not charged),
+        ``after_upload`` (the update is sent, and the node is recorded as having left). A node that left
+        replies with the phase (config record ``fault``, key ``LEFT``) and no update. A straggler's training
+        takes ``slowdown`` times as long."""
         config = msg.content.config_records["config"]
         r, epoch = int(config[ROUND]), int(config[EPOCH])
-        received = payload_bytes(msg.content)
+        received, fault = payload_bytes(msg.content), self.party.fault(r)
+        fields: dict[str, Any] = {} if fault.slowdown == 1.0 else {"slowdown": fault.slowdown}
+        if fault.dropout_phase == "before_train":
+            return self._leave(msg, r, epoch, "before_train", received, fields)
         inner = RecordDict({"config": config})
-        if not config.get(INITIAL):
-            inner["arrays"] = model_record(self.global_model(msg.content, config))
+        start = (
+            self.party.initial_global(self.context) if config.get(INITIAL) else self.global_model(msg.content, config)
+        )
+        inner["arrays"] = model_record(start)
+        del start
         msg.content = inner
+        told = time.perf_counter()
         with self.meter.phase("train"):
             reply = call_next(msg, self.context)
+            if fault.slowdown > 1.0:  # a slower device: the same work takes longer in wall time
+                time.sleep((fault.slowdown - 1.0) * (time.perf_counter() - told))
         if reply.has_error():
             return reply
+        deadline = self.party.plan.suite.training.round_deadline_s
+        if fault.dropout_phase == "after_train" or (deadline is not None and time.perf_counter() - told > deadline):
+            self.party.local.withdraw_charge()  # nothing trained leaves this node: DP charges none of it
+            phase = "after_train" if fault.dropout_phase == "after_train" else "late"
+            return self._leave(msg, r, epoch, phase, received, fields)
+        self.party.local.release_charge()
         metrics: MetricRecord = reply.content.metric_records["metrics"]
         update = model_vector(reply.content.array_records["arrays"])
         per_layer = self.party.plan.config.packing == "per-layer"
-        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer)
+        pre = PreWeight.from_json(json.loads(str(config[PRE]))) if PRE in config else None
+        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer, pre)
         reply.content = RecordDict({"arrays": record, "metrics": metrics})
+        if fault.dropout_phase == "after_upload":  # its update counts; it leaves once sent
+            reply.content["fault"] = ConfigRecord({LEFT: "after_upload"})
+            fields["dropout_phase"] = "after_upload"
         self.hub.records(self.party.sink.drain())  # the oracle copy of the update, out of band
         part = self._part(round=r, epoch=epoch, bytes_sent=payload_bytes(reply.content), bytes_received=received)
         part["train_loss"] = float(metrics.get("train-loss", float("nan")))
-        self.party.keep_pending(self.context, part)
+        self.party.keep_pending(self.context, {**part, **fields})
         return reply
+
+    def _leave(self, msg: Message, r: int, epoch: int, phase: str, received: int, fields: dict[str, Any]) -> Message:
+        """The reply of a node that left the round at ``phase``: its partition and the phase, no update."""
+        self.party.sink.drain()  # an oracle copy of an update that never left is not the aggregate's
+        metrics = MetricRecord({CLIENT: self.party.index, "num-examples": self.party.local.samples})
+        content = RecordDict({"metrics": metrics, "fault": ConfigRecord({LEFT: phase})})
+        part = self._part(round=r, epoch=epoch, bytes_sent=payload_bytes(content), bytes_received=received)
+        self.party.keep_pending(self.context, {**part, **fields, "dropout_phase": phase})
+        return Message(content, reply_to=msg)
 
     def evaluate(self, msg: Message, call_next: ClientAppCallable) -> Message:
         config = msg.content.config_records["config"]
         r = int(config[ROUND])
         received = payload_bytes(msg.content)
-        vector = self.global_model(msg.content, config)
+        skipped = bool(config.get(SKIPPED))
+        if skipped:  # too few arrived: the global model stays the one the round started from
+            vector = self._held_global(str(config.get(GLOBAL_DIGEST, INITIAL_DIGEST)))
+        else:
+            vector = self.global_model(msg.content, config)
         msg.content = RecordDict({"config": config, "arrays": model_record(vector)})
         with self.meter.phase("evaluate"):
             reply = call_next(msg, self.context)
@@ -172,6 +245,8 @@ class ClientStep:
         metrics = reply.content.metric_records["metrics"]
         part = self._part(bytes_sent=payload_bytes(reply.content), bytes_received=received)
         part.update({k: float(v) for k, v in metrics.items() if k in ("accuracy", "loss")})
+        if skipped:
+            part["skipped"] = True
         trained = self.party.pending(self.context)
         self.party.keep_pending(self.context, None)
         self.hub.record(round_record(self.party.index, r, trained if trained and trained["round"] == r else None, part))

@@ -23,9 +23,11 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import PartyError
+from hebench.faults import NO_FAULT, Fault, fault_for
 from hebench.fl.local_model import LocalModel
 from hebench.fl.party import Credentials, PartyContext
-from hebench.flower.plan import FlowerPlan, NodeSettings
+from hebench.fl.update import model_vector
+from hebench.flower.plan import INITIAL_DIGEST, FlowerPlan, NodeSettings
 
 GLOBAL_KEY, GLOBAL_META = "hebench-global", "hebench-global-meta"
 MASK_KEY, PENDING_KEY = "hebench-mask", "hebench-pending"
@@ -75,6 +77,23 @@ class NodeParty:
     @property
     def index(self) -> int:
         return self.node.partition
+
+    def fault(self, round_index: int) -> Fault:
+        """This node's drawn fault in ``round_index``: the same draw as the local runtime's client of this
+        partition (:func:`hebench.faults.fault_for`), so the same clients fail at the same points."""
+        spec = self.plan.suite.faults_for(self.plan.config)
+        return NO_FAULT if spec is None else fault_for(spec, round_index, self.index)
+
+    def initial_global(self, context: Context) -> np.ndarray:
+        """The suite's seeded initial model (the global model until a round has an aggregate), kept in the node's
+        state the first time it is asked (before any training: a node's model changes only by training, which
+        asks first, and by loading a global model), so a node that trained can go back to it (a skipped round)."""
+        kept = self.cached_global(context, INITIAL_DIGEST)
+        if kept is not None:
+            return kept
+        vector = model_vector(self.local.model)
+        self.keep_global(context, INITIAL_DIGEST, vector)
+        return vector
 
     def mask(self, context: Context) -> np.ndarray | None:
         stored = context.state.array_records.get(MASK_KEY)

@@ -141,3 +141,8 @@ INITIAL, GLOBAL_DIGEST = "hebench-initial", "hebench-global-digest"  # round 1 /
 CLIENT = "hebench-client"  # metric: the replying node's partition
 MAP_QUERY, MASK_QUERY = "query.hebench_map", "query.hebench_mask"  # selective mask agreement
 PARTITION_QUERY = "query.hebench_partition"  # which suite client a node is (the server samples by partition)
+# faults (hebench.faults): a node's train reply may say it left (metric: the phase, no update unless after_upload);
+# an evaluate message says the round was skipped (the global model unchanged) or what the survivors' weights add to
+LEFT, SKIPPED, WEIGHT_TOTAL = "hebench-left", "hebench-skipped", "hebench-weight-total"
+PRE = "hebench-pre-weight"  # a training message's FedAvg weight for the node to apply before encryption (JSON)
+INITIAL_DIGEST = "initial"  # the digest naming the suite's seeded initial model (no aggregate yet)

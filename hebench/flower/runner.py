@@ -89,7 +89,7 @@ class FlowerRuntime:
     def session(self, suite: Suite, run_dir: Path, note: Callable[[str], None]) -> Iterator[None]:
         """Use the given federation, or start a loopback one (TLS on) for the whole suite; with kernel links, one
         per configuration, in that configuration's namespaces."""
-        refuse_faults(suite)
+        refuse_unfit_faults(suite)
         kernel = [c.label for c in suite.configurations if _kernel_links(suite, c)]
         if kernel and self.federation is not None:
             raise ParameterError(
@@ -213,13 +213,16 @@ class FlowerRuntime:
         return started
 
 
-def refuse_faults(suite: Suite) -> None:
-    """Flower's runtime does not apply ``faults:`` yet: a suite with faults fails before anything starts."""
-    faulty = [c.label for c in suite.configurations if suite.faults_for(c) is not None]
-    if faulty:
+def refuse_unfit_faults(suite: Suite) -> None:
+    """Faults apply on Flower as on the local runtime (:mod:`hebench.flower.client_mod`), except one case: a
+    node tells it is late against ``training.round_deadline_s`` from its compute alone, so with shaped links
+    (whose upload time the local runtime adds) the deadline would miss what the link takes: refused."""
+    shaped = [c.label for c in suite.configurations if suite.network_for(c) is not None]
+    if suite.training.round_deadline_s is not None and shaped:
         raise SuiteError(
-            f"faults: (dropouts, stragglers) are not applied on Flower's runtime yet ({', '.join(faulty[:3])})",
-            "run the suite on the local runtime (without --engine flower), or --set faults.dropout=0",
+            f"training.round_deadline_s on Flower counts a node's compute only, not its upload on the links of "
+            f"{', '.join(shaped[:3])}",
+            "run the suite on the local runtime (it adds each upload's link time), or leave round_deadline_s out",
         )
 
 

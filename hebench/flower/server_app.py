@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import traceback
 
-from flwr.app import ArrayRecord, Context
+from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
 from hebench.errors import HebenchError
@@ -38,7 +38,7 @@ def serve(grid: Grid, plan: FlowerPlan, credential: bytes, worker: str | None = 
         strategy = HEFedAvg(plan, hub, plan.transcript("aggregator-from-flower"), worker)
         timeout = plan.suite.measure.timeout_s
         strategy.agree_mask(grid, timeout)
-        strategy.start(grid=grid, initial_arrays=ArrayRecord(), num_rounds=plan.suite.training.rounds, timeout=timeout)
+        strategy.run(grid, timeout)
         hub.record({"kind": "flower_run", "holds_secret_key": strategy.holds_secret_key})
     except HebenchError as err:
         hub.record({"kind": "party_error", "role": "aggregator", "problem": err.problem, "fix": err.fix})

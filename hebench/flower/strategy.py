@@ -20,11 +20,13 @@ from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
 from hebench.crypto.base import HEAdapter
+from hebench.crypto.exact_weights import PreWeight, pre_weights
 from hebench.errors import PartyError
-from hebench.fl.aggregator import selected_clients, sum_updates
+from hebench.fl.aggregator import selected_clients, survivors_weighted
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.running_sum import RunningSum
 from hebench.flower.client_party import digest_of
 from hebench.flower.codec import CIPHER_STYPE, PLAIN_STYPE, content_bytes, payload_bytes, update_parts, update_record
 from hebench.flower.hub_link import HubLink
@@ -34,18 +36,26 @@ from hebench.flower.plan import (
     EPOCH,
     GLOBAL_DIGEST,
     INITIAL,
+    INITIAL_DIGEST,
+    LEFT,
     MAP_QUERY,
     MASK_QUERY,
     PARTITION_QUERY,
+    PRE,
     ROUND,
+    SKIPPED,
+    WEIGHT_TOTAL,
     WEIGHTS,
     FlowerPlan,
 )
+from hebench.flower.replies import pulled_one_by_one, record_of
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
 
 
 class HEFedAvg(FedAvg):
+    POLL_S = 0.2  # between passes over the replies not yet in (each pass: one pull per missing reply)
+
     def __init__(
         self, plan: FlowerPlan, hub: HubLink, transcript: Path | None = None, worker: str | None = None
     ) -> None:
@@ -68,6 +78,9 @@ class HEFedAvg(FedAvg):
         self._traffic = {"bytes_received": 0, "bytes_sent": 0}
         self._round_record: dict[str, Any] = {}
         self._partition_of: dict[int, int] = {}  # node ID -> the suite client (partition) it hosts
+        self.samples: dict[int, int] = {}  # partition -> the sample count its node stated (the FedAvg weights)
+        self.pre_weights: dict[int, PreWeight] = {}  # this round's, where nodes weigh before encryption
+        self._skipped = False  # the last training step had too few arrivals: no aggregate
         self._transcript = transcript.open("ab") if transcript else None  # every reply, as received
 
     # --- keys ---------------------------------------------------------------------------
@@ -95,9 +108,13 @@ class HEFedAvg(FedAvg):
         adapter = self.adapter(epoch)
         config = ConfigRecord({EPOCH: epoch})
         nodes = self._all_nodes(grid)
-        replies = self._replies(grid.send_and_receive(self._messages(nodes, MAP_QUERY, config), timeout=timeout))
+        total = RunningSum(adapter, fedavg_weights({p: 1 for p in range(self.plan.suite.data.clients)}))  # one each
+        ids = list(grid.push_messages(self._messages(nodes, MAP_QUERY, config)))
+        for reply in pulled_one_by_one(grid, ids, timeout, self.POLL_S):  # summed as they come, as updates are
+            self._add_map(reply, total)
+            del reply
         with self.meter.phase("aggregate"):
-            blobs, _ = sum_updates(adapter, *self._updates(replies, equal=True))
+            blobs, _ = total.blobs()
         record = update_record(blobs, (), self.stype)
         self._replies(grid.send_and_receive(self._messages(nodes, MASK_QUERY, config, record), timeout=timeout))
         self.hub.record({"kind": "mask_agreement", "role": "aggregator", **self.meter.take()})
@@ -112,42 +129,138 @@ class HEFedAvg(FedAvg):
         self._traffic = {"bytes_received": 0, "bytes_sent": 0}
         r = server_round - 1
         epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
-        self.adapter(epoch)
+        adapter = self.adapter(epoch)
         config = ConfigRecord({ROUND: r, EPOCH: epoch})
         if self._aggregate:  # every node received the aggregate in the evaluate step: name it, do not resend it
             config[GLOBAL_DIGEST] = self._aggregate["digest"]
         else:
             config[INITIAL] = True  # nodes start from the suite's seeded model
         config["server-round"] = server_round
-        record = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: config})
-        messages = list(self._construct_messages(record, self._sampled_nodes(grid, r), MessageType.TRAIN))
+        nodes = self._sampled_nodes(grid, r)
+        self.pre_weights = self.pre_weights_for([self._partition_of[n] for n in nodes], adapter)
+        if self.pre_weights:  # each node its own weight: a message of its own
+            messages = []
+            for n in nodes:
+                own = ConfigRecord({**config, PRE: json.dumps(self.pre_weights[self._partition_of[n]].to_json())})
+                content = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: own})
+                messages.append(Message(content=content, message_type=MessageType.TRAIN, dst_node_id=n))
+        else:
+            record = RecordDict({self.arrayrecord_key: ArrayRecord(), self.configrecord_key: config})
+            messages = list(self._construct_messages(record, nodes, MessageType.TRAIN))
         self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
         return messages
 
-    def aggregate_train(
-        self, server_round: int, replies: Iterable[Message]
-    ) -> tuple[ArrayRecord | None, MetricRecord | None]:
-        r = server_round - 1
-        epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
-        valid = self._replies(replies)
-        with self.meter.phase("deserialize"):
-            updates, weights = self._updates(valid, equal=False)
-        with self.meter.phase("aggregate"):
-            blobs, plain_parts = sum_updates(self.adapter(epoch), updates, weights)
-        cut = len(blobs) - plain_parts
-        aggregate = update_record(blobs[:cut], blobs[cut:], self.stype)
-        wire_weights = {str(i): w for i, w in weights.items()}
-        self._aggregate = {"epoch": epoch, "weights": wire_weights, "digest": digest_of(blobs)}
+    def pre_weights_for(self, chosen: list[int], adapter: HEAdapter) -> dict[int, PreWeight]:
+        """Each chosen node's FedAvg weight to apply before encryption, where the adapter can and the node holds
+        its keys (host-he; an offload engine takes no weight): then an aggregate needs headroom for the number
+        of clients, whatever their sample counts (:mod:`hebench.crypto.exact_weights`), as on the local runtime."""
+        spec = self.plan.config.spec
+        if not (adapter.weighs_before_encryption and spec.encrypts and not spec.needs_engines):
+            return {}
+        return pre_weights({i: self.samples[i] for i in chosen}, adapter.levels)  # type: ignore[attr-defined]
+
+    def run(self, grid: Grid, timeout: float) -> None:
+        """Every round: the training step (replies pulled and summed one at a time), then the aggregate (or that
+        the round was skipped) to every node, which evaluates it. Flower's ``start`` would instead hand the
+        strategy every training reply at once (``send_and_receive``): the server would hold them all."""
+        for server_round in range(1, self.plan.suite.training.rounds + 1):
+            aggregate = self.train_round(server_round, grid, timeout)
+            messages = self.configure_evaluate(server_round, aggregate or ArrayRecord(), ConfigRecord(), grid)
+            del aggregate
+            self.aggregate_evaluate(server_round, grid.send_and_receive(messages, timeout=timeout))
+
+    def train_round(self, server_round: int, grid: Grid, timeout: float) -> ArrayRecord | None:
+        """Send the round's training messages, add each reply into the running sum as it is pulled; the aggregate
+        (None: the round was skipped)."""
+        messages = list(self.configure_train(server_round, ArrayRecord(), ConfigRecord(), grid))
+        chosen = [self._partition_of[m.metadata.dst_node_id] for m in messages]
+        ids = list(grid.push_messages(messages))
+        del messages
+        return self.aggregate_replies(server_round, chosen, pulled_one_by_one(grid, ids, timeout, self.POLL_S))
+
+    def aggregate_replies(self, server_round: int, chosen: list[int], replies: Iterable[Message]) -> ArrayRecord | None:
+        """FedAvg of the survivors among ``chosen``, their replies consumed one at a time: each is weighted, added
+        into a :class:`~hebench.fl.running_sum.RunningSum` and dropped before the next, so the server holds the
+        sum and one reply whatever the number of clients. The weights (the sample counts the nodes stated, known
+        before the round) are fixed up front; nodes that left (:mod:`hebench.faults`) are left out of the sum and
+        the evaluate step tells the nodes what the survivors' weights add up to (they divide by it, as on the
+        local runtime). Fewer arrivals than ``training.min_clients``: the round is skipped (None)."""
+        suite, r = self.plan.suite, server_round - 1
+        epoch = epoch_of(r, suite.training.key_rotation_rounds)
+        weights = fedavg_weights({i: self.samples[i] for i in chosen})
+        weighed = {i: 1.0 for i in chosen} if self.pre_weights else None  # the nodes applied their weights
+        total = RunningSum(self.adapter(epoch), weights, weighed)
+        left: dict[int, str] = {}  # nodes that replied without an update: the phase they left at
+        after_upload: dict[int, str] = {}  # nodes whose update is in the sum and that left once it was sent
+        for reply in replies:
+            self._add_reply(reply, total, left, after_upload)
+            del reply  # before the next is pulled
+        missing = sorted(set(chosen) - total.added - total.dropped)
+        if missing:
+            raise PartyError(
+                f"no training reply from client(s) {', '.join(map(str, missing[:5]))} within the timeout",
+                "check the SuperNodes' logs; raise measure.timeout_s for slow adapters",
+            )
+        arrived = [i for i in chosen if i not in left]
+        skipped = len(arrived) < (suite.training.min_clients or 1)
+        self._skipped = skipped
+        aggregate, aggregate_bytes, plain_parts, wire_weights = None, 0, 0, {}
+        if not skipped:
+            with self.meter.phase("aggregate"):
+                blobs, plain_parts = total.blobs()
+            cut = len(blobs) - plain_parts
+            aggregate = update_record(blobs[:cut], blobs[cut:], self.stype)
+            survivors, meta = survivors_weighted(weights, left, total.survivor_weight)
+            wire_weights = {str(i): w for i, w in survivors.items()}
+            self._aggregate = {"epoch": epoch, "weights": wire_weights, "digest": digest_of(blobs), **meta}
+            aggregate_bytes = sum(len(b) for b in blobs)
+            del blobs
         self._round_record = {
-            "selected": sorted(weights),
+            "selected": chosen,
             "weights": wire_weights,
-            "update_bytes": {str(i): sum(len(b) for b in parts) for i, (_, parts) in updates.items()},
-            "aggregate_bytes": sum(len(b) for b in blobs),
+            "update_bytes": {str(i): n for i, n in sorted(total.update_bytes.items())},
+            "aggregate_bytes": aggregate_bytes,
             "plain_parts": plain_parts,
             "epoch": epoch,
         }
-        losses = [float(m.content.metric_records["metrics"].get("train-loss", 0.0)) for m in valid]
-        return aggregate, MetricRecord({"train-loss": sum(losses) / len(losses)})
+        dropped = {**left, **after_upload}
+        if dropped or skipped or suite.faults_for(self.plan.config) is not None:
+            self._round_record.update(
+                arrived=arrived, dropped={str(i): p for i, p in sorted(dropped.items())}, skipped=skipped
+            )
+        return aggregate
+
+    def _add_reply(self, reply: Message, total: RunningSum, left: dict[int, str], after_upload: dict[int, str]) -> None:
+        """One training reply into ``total`` (or, from a node that left, its phase into ``left``)."""
+        (msg,) = self._replies([reply])
+        metrics, arrays = record_of(msg.content, "metrics", MetricRecord), record_of(msg.content, "arrays", ArrayRecord)
+        fault = record_of(msg.content, "fault", ConfigRecord) or ConfigRecord()  # a node that left: the phase
+        if (
+            metrics is None
+            or CLIENT not in metrics
+            or "num-examples" not in metrics
+            or (arrays is None and LEFT not in fault)
+        ):
+            raise PartyError(
+                f"node {msg.metadata.src_node_id} replied without hebench's update fields",
+                "every SuperNode must run hebench's ClientApp with hebench_mod (the same hebench version)",
+            )
+        i = int(metrics[CLIENT])
+        if arrays is None:  # it left before its update was sent
+            total.drop(i)
+            left[i] = str(fault[LEFT])
+            return
+        if int(metrics["num-examples"]) != self.samples.get(i):
+            raise PartyError(
+                f"client {i} trained on {metrics['num-examples']} samples, but stated {self.samples.get(i)} before",
+                "a client's shard must not change during a run",
+            )
+        with self.meter.phase("deserialize"):
+            cipher, plain = update_parts(arrays, self.stype)
+        with self.meter.phase("aggregate"):
+            total.add(i, ({"plain_parts": len(plain)}, cipher + plain))
+        if fault.get(LEFT) == "after_upload":
+            after_upload[i] = "after_upload"
 
     # --- evaluation: the aggregate goes to every node ----------------------------------
 
@@ -155,7 +268,16 @@ class HEFedAvg(FedAvg):
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
         agg = self._aggregate
-        config = ConfigRecord({ROUND: server_round - 1, AGG_EPOCH: agg["epoch"], WEIGHTS: json.dumps(agg["weights"])})
+        if self._skipped:  # the nodes keep the global model the round started from
+            digest = agg.get("digest", INITIAL_DIGEST)
+            config = ConfigRecord({ROUND: server_round - 1, WEIGHTS: "{}", SKIPPED: True, GLOBAL_DIGEST: digest})
+            arrays = ArrayRecord()
+        else:
+            config = ConfigRecord(
+                {ROUND: server_round - 1, AGG_EPOCH: agg["epoch"], WEIGHTS: json.dumps(agg["weights"])}
+            )
+            if "weight_total" in agg:  # some selected nodes left: the sum carries the survivors' weights only
+                config[WEIGHT_TOTAL] = float(agg["weight_total"])
         messages = list(super().configure_evaluate(server_round, arrays, config, grid))
         self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
         return messages
@@ -206,6 +328,10 @@ class HEFedAvg(FedAvg):
             replies = self._replies(grid.send_and_receive(query, timeout=self.plan.suite.measure.timeout_s))
         mapping = {m.metadata.src_node_id: int(m.content.metric_records["metrics"][CLIENT]) for m in replies}
         self._partition_of = _checked_partitions(mapping, len(nodes), self.plan.suite.data.clients)
+        self.samples = {
+            int(m.content.metric_records["metrics"][CLIENT]): int(m.content.metric_records["metrics"]["num-examples"])
+            for m in replies
+        }
         return self._partition_of
 
     # --- helpers ------------------------------------------------------------------------
@@ -247,22 +373,19 @@ class HEFedAvg(FedAvg):
                 write_frame(self._transcript, encode(WireMessage("reply", meta, (content_bytes(m.content),))))
         return replies
 
-    def _updates(self, replies: list[Message], equal: bool) -> tuple[dict[int, Any], dict[int, float]]:
-        """Ciphertext parts by node partition, and FedAvg weights (sample counts, or equal for score maps)."""
-        updates: dict[int, Any] = {}
-        counts: dict[int, int] = {}
-        for msg in replies:
-            metrics, arrays = msg.content.metric_records.get("metrics"), msg.content.array_records.get("arrays")
-            if metrics is None or arrays is None or CLIENT not in metrics or "num-examples" not in metrics:
-                raise PartyError(
-                    f"node {msg.metadata.src_node_id} replied without hebench's update fields",
-                    "every SuperNode must run hebench's ClientApp with hebench_mod (the same hebench version)",
-                )
-            index = int(metrics[CLIENT])
+    def _add_map(self, reply: Message, total: RunningSum) -> None:
+        """One node's encrypted score map (selective mask agreement) into ``total``, equally weighted."""
+        (msg,) = self._replies([reply])
+        metrics, arrays = record_of(msg.content, "metrics", MetricRecord), record_of(msg.content, "arrays", ArrayRecord)
+        if metrics is None or arrays is None or CLIENT not in metrics:
+            raise PartyError(
+                f"node {msg.metadata.src_node_id} replied without hebench's score map fields",
+                "every SuperNode must run hebench's ClientApp with hebench_mod (the same hebench version)",
+            )
+        with self.meter.phase("deserialize"):
             cipher, plain = update_parts(arrays, self.stype)
-            updates[index] = ({"plain_parts": len(plain)}, cipher + plain)
-            counts[index] = 1 if equal else int(metrics["num-examples"])
-        return updates, fedavg_weights(counts)
+        with self.meter.phase("aggregate"):
+            total.add(int(metrics[CLIENT]), ({"plain_parts": len(plain)}, cipher + plain))
 
 
 def _checked_partitions(mapping: dict[int, int], asked: int, clients: int) -> dict[int, int]:

@@ -103,12 +103,13 @@ def test_an_unresolved_spec_is_refused():
         fault_for(FaultsSpec(dropout=0.1), 0, 0)
 
 
-def test_flowers_runtime_refuses_faults_rather_than_running_without_them():
-    from hebench.flower.runner import refuse_faults
+def test_flower_refuses_only_a_deadline_it_cannot_count_the_links_of():
+    from hebench.flower.runner import refuse_unfit_faults
 
-    with pytest.raises(SuiteError, match="not applied on Flower's runtime"):
-        refuse_faults(_suite("faults.dropout=0.1"))
-    refuse_faults(_suite())  # no faults: nothing to refuse
+    refuse_unfit_faults(_suite("faults.dropout=0.1", "training.round_deadline_s=30"))  # Flower applies faults
+    with pytest.raises(SuiteError, match="counts a node's compute only") as err:
+        refuse_unfit_faults(_suite("training.round_deadline_s=30", "network.clients.profile=lte"))
+    assert "local runtime" in err.value.fix
 
 
 @pytest.mark.parametrize(("mode", "skips"), [("raw", True), ("host-he", True), ("secret-sharing", False)])

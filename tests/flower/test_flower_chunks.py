@@ -80,7 +80,9 @@ def test_a_chunked_update_aggregates_on_flower_to_the_unchunked_aggregate(tmp_pa
         strategy = HEFedAvg(plan, FakeHub(keys.export_keys(secret=False)))  # type: ignore[arg-type]
         replies, arrays = _replies(keys, vectors, chunk_values)
         assert arrays == (1 if chunk_values is None else 3)
-        aggregate, _ = strategy.aggregate_train(1, replies)
+        strategy.samples = {i: n for i, (_, n) in vectors.items()}
+        aggregate = strategy.aggregate_replies(1, sorted(vectors), iter(replies))
+        assert aggregate is not None
         blobs, clear = update_parts(aggregate)
         assert len(blobs) == arrays and clear == ()  # the aggregate goes back chunk by chunk too
         aggregates.append(np.concatenate([keys.decrypt(keys.deserialize(b)) for b in blobs]))

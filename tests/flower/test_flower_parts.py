@@ -284,21 +284,25 @@ def test_strategy_sums_ciphertext_updates_with_sample_weights_and_public_keys_on
             }
         )
         replies.append(FlowerMessage(content, reply_to=asked))
-    aggregate, metrics = strategy.aggregate_train(1, replies)
-    assert not strategy.holds_secret_key
+    strategy.samples = {0: 30, 1: 10}  # as the nodes stated them (the partition query)
+    aggregate = strategy.aggregate_replies(1, [0, 1], iter(replies))
+    assert not strategy.holds_secret_key and aggregate is not None
     blobs, clear = update_parts(aggregate)
     assert clear == () and np.allclose(keys.decrypt(keys.deserialize(blobs[0])), 0.75 * 1.0 + 0.25 * 4.0, atol=1e-6)
-    assert metrics["train-loss"] == pytest.approx(0.5)
     asked = FlowerMessage(RecordDict(), dst_node_id=3, message_type="train")
     metrics = MetricRecord({"num-examples": 1, "hebench-client": 2})
     plaintext = FlowerMessage(
         RecordDict({"arrays": model_record(np.ones(5, np.float32)), "metrics": metrics}), reply_to=asked
     )
+    strategy.samples[2] = 1
     with pytest.raises(CiphertextError):  # HE modes never accept a plaintext update
-        strategy.aggregate_train(1, [*replies[:1], plaintext])
+        strategy.aggregate_replies(1, [0, 2], iter([*replies[:1], plaintext]))
     foreign = FlowerMessage(RecordDict({"arrays": model_record(np.ones(5, np.float32))}), reply_to=asked)
     with pytest.raises(PartyError, match="without hebench's update fields"):  # a ClientApp that is not hebench's
-        strategy.aggregate_train(1, [foreign])
+        strategy.aggregate_replies(1, [2], iter([foreign]))
+    strategy.samples[1] = 11
+    with pytest.raises(PartyError, match="trained on 10 samples, but stated 11"):  # a shard that changed
+        strategy.aggregate_replies(1, [1], iter([replies[1]]))
 
 
 def _outside_address() -> str | None:
