@@ -256,10 +256,13 @@ class Aggregator:
                 for i in list(self.channels):
                     self._send(i, Message("aggregate", meta, got.blobs))
         left = dict(got.left)
+        failed = got.failed
         with self.meter.phase("wait"):
             for i, ch in list(self.channels.items()):
                 try:
-                    phase = ch.recv("ack").meta.get("left")  # left after its upload arrived (hebench.faults)
+                    ack = ch.recv("ack").meta
+                    phase = ack.get("left")  # left after its upload arrived (hebench.faults)
+                    failed = failed or ack.get("failed")  # the clients found the aggregate unusable (secret sharing)
                 except PeerClosedError:
                     if not self.tolerates_loss:
                         raise
@@ -267,12 +270,17 @@ class Aggregator:
                     phase = "lost_after_upload" if i in arrived else "lost"
                 if phase is not None and i in chosen:
                     left.setdefault(i, str(phase))
+        for i in chosen:  # lost after its upload arrived, before its ack (in the aggregate's send, secagg's unmask)
+            if i in self.lost and i not in left:
+                left[i] = "lost_after_upload" if i in arrived else "lost"
+        if failed is not None and not skipped:  # the clients kept the global model as it was
+            skipped, wire_weights = True, {}
         faults = {}
         if left or skipped or self.ctx.suite.faults_for(self.ctx.config) is not None:
             faults = {"arrived": tuple(arrived), "dropped": {str(i): p for i, p in sorted(left.items())}}
             faults["skipped"] = skipped
-            if got.failed is not None:
-                faults["skip_reason"] = got.failed
+            if failed is not None:
+                faults["skip_reason"] = failed
         self.records.put(
             PartyRoundRecord(
                 config=self.ctx.config.label,

@@ -128,7 +128,9 @@ class Client:
             if fit is not None:
                 fit.restore(vector)
                 report["range_scale_max"] = fit.largest
-        ack = {"left": "after_upload"} if left == "after_upload" else None
+        ack = {"left": "after_upload"} if left == "after_upload" else {}
+        if opened.failed is not None:  # the aggregator learns why this client found no aggregate (secret sharing)
+            ack["failed"] = opened.failed
         self.local.finish_round(
             self.link.channel, r, vector, opened.weights, self.meter, before, report, self._traffic, ack
         )

@@ -33,16 +33,26 @@ ROLE = "decryptor"  # its hello role at the aggregator's and the key authority's
 
 
 def decrypt_aggregate(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Collected:
-    """Sum the chosen clients' ciphertexts (public keys), have the decryptor open the sum, relay it sealed."""
+    """Sum the chosen clients' ciphertexts (public keys), have the decryptor open the sum, relay it sealed.
+
+    Clients that left or were lost are out of the sum (the survivors' FedAvg, renormalised by the clients after
+    opening it: ``weight_total``); a round with nobody in the sum, or one a client lost mid-upload spoiled, is
+    skipped, and the decryptor is told so (it decrypts nothing that round)."""
     got = sum_uploads(agg, chosen, adapter)
     assert got.total is not None
+    peer = agg.peers[ROLE]
+    spoiled = got.total.spoiled_by
+    if spoiled is not None or not got.weights:
+        with agg.meter.phase("decryptor"):
+            peer.send(Message("decrypt", {"epoch": agg.epoch, "skipped": True}))
+        why = f"client {spoiled} was lost mid-upload" if spoiled is not None else "no client's upload arrived"
+        return Collected((), 0, {}, got.update_bytes, {}, left=got.left, failed=f"decryptor-he: {why}")
     with agg.meter.phase("aggregate"):  # the streamed sum's chunks, serialised for the decryptor
         blobs, _ = got.total.blobs()
-    peer = agg.peers[ROLE]
     with agg.meter.phase("decryptor"):
         peer.send(Message("decrypt", {"epoch": agg.epoch}, blobs))
         sealed = peer.recv("decrypted")
-    return Collected(sealed.parts, 0, got.weights, got.update_bytes, {"sealed": True})
+    return Collected(sealed.parts, 0, got.weights, got.update_bytes, {**got.meta, "sealed": True}, left=got.left)
 
 
 def open_sealed(token: bytes, seal: bytes) -> np.ndarray:
@@ -81,6 +91,9 @@ def run_decryptor(ctx: PartyContext, control: Connection, records: Any) -> None:
         msg = agg.recv("decrypt")
         started = time.perf_counter()  # its round: from the aggregate's arrival
         epoch = int(msg.meta["epoch"])
+        if msg.meta.get("skipped"):  # nobody's upload in the sum (or one spoiled it): nothing to decrypt
+            records.put(_round_record(ctx, role, r, epoch, agg, sent, received, 0, started, meter))
+            continue
         with meter.phase("keys"):
             adapter, seal = keys.get(epoch)
         if not adapter.has_secret_key:
@@ -93,19 +106,32 @@ def run_decryptor(ctx: PartyContext, control: Connection, records: Any) -> None:
             token = Fernet(seal).encrypt(PLAIN.serialize(PLAIN.encrypt(vector)))
         with meter.phase("send"):
             agg.send(Message("decrypted", {"round": r, "epoch": epoch}, (token,)))
-        records.put(
-            PartyRoundRecord(
-                config=ctx.config.label,
-                role=role,
-                round=r,
-                epoch=epoch,
-                bytes_received=agg.bytes_received - received,
-                bytes_sent=agg.bytes_sent - sent,
-                aggregate_bytes=len(token),
-                round_wall_s=time.perf_counter() - started,
-                **meter.measured(),
-            )
-        )
+        records.put(_round_record(ctx, role, r, epoch, agg, sent, received, len(token), started, meter))
     keys.until_done()
     ka.close()
     agg.close()
+
+
+def _round_record(
+    ctx: PartyContext,
+    role: str,
+    r: int,
+    epoch: int,
+    agg: Channel,
+    sent: int,
+    received: int,
+    aggregate_bytes: int,
+    started: float,
+    meter: PhaseMeter,
+) -> PartyRoundRecord:
+    return PartyRoundRecord(
+        config=ctx.config.label,
+        role=role,
+        round=r,
+        epoch=epoch,
+        bytes_received=agg.bytes_received - received,
+        bytes_sent=agg.bytes_sent - sent,
+        aggregate_bytes=aggregate_bytes,
+        round_wall_s=time.perf_counter() - started,
+        **meter.measured(),
+    )

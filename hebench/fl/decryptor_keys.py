@@ -16,6 +16,7 @@ from typing import Any
 from cryptography.fernet import Fernet
 
 from hebench.crypto import HEAdapter, load_adapter
+from hebench.errors import PeerClosedError
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.keyring import KEEP_EPOCHS
 from hebench.fl.party import PartyContext
@@ -36,7 +37,12 @@ class SealedEpochKeys(EpochKeys):
         meta = {"epoch": epoch, "run": self.ctx.run_id}
         decryptor.send(Message("keys", {**meta, "secret": True}, (secret, seal)))
         for client in clients:
-            client.send(Message("keys", {**meta, "secret": False}, (public, seal)))
+            try:
+                client.send(Message("keys", {**meta, "secret": False}, (public, seal)))
+            except PeerClosedError:  # a client that died is a dropout, not the end of the run (the decryptor's is)
+                if not self.ctx.suite.faults_tolerated(self.ctx.config):
+                    raise
+                self.pushed.remove(client)
 
 
 def serve_decryptor_keys(

@@ -30,12 +30,14 @@ class DecryptorLink(DirectLink):
         self.keys = keys
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
+        if msg.meta.get("skipped"):  # too few arrived (or one was lost mid-upload): no aggregate
+            return Opened(np.empty(0, np.float32), np.empty(0, np.float32), {}, skipped=True)
         if not msg.meta.get("sealed"):
             raise PartyError("decryptor-he: the aggregate did not come from the decryptor", "same hebench everywhere?")
         _, seal = self.keys.get(epoch)
         with meter.phase("decrypt"):
             vector = open_sealed(msg.parts[0], seal)
-        return Opened(vector, np.empty(0, np.float32), msg.meta["weights"])
+        return Opened(vector, np.empty(0, np.float32), msg.meta["weights"], **Opened.survivors_of(msg.meta))
 
 
 def public_only(keys: SealedKeys) -> Callable[[int], HEAdapter]:

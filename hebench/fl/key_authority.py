@@ -15,6 +15,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from hebench.errors import PeerClosedError
 from hebench.fl.decryptor_keys import serve_decryptor_keys
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
@@ -108,6 +109,10 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
         _, public = keys.get(epoch)  # holders have the secret set before the aggregator hears back
         aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
     for engine in engine_channels:  # a clean end of the key channel (a bare close reads as a fault there)
-        engine.send(Message("done"))
+        try:
+            engine.send(Message("done"))
+        except PeerClosedError:  # an engine that died is its client's dropout, not the end of the run
+            if not ctx.suite.faults_tolerated(ctx.config):
+                raise
     for holder in [*holders, aggregator]:
         holder.close()

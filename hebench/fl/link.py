@@ -41,6 +41,7 @@ class Opened:
     engine: EngineReport | None = None  # the engine's measurements for this round (offload)
     weight_total: float = 1.0  # the FedAvg weights the sum carries, added up (< 1 when clients dropped out)
     skipped: bool = False  # too few clients arrived: no aggregate (the global model stays)
+    failed: str | None = None  # why this client found the round has no aggregate (told in its ack): skipped
 
     @classmethod
     def survivors_of(cls, meta: dict[str, Any]) -> dict[str, Any]:

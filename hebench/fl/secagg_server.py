@@ -4,10 +4,18 @@ It learns the sum of the survivors' quantised updates and nothing else: each upl
 self mask (removed only for survivors, from their seeds' shares) and its pairwise masks (which
 cancel between survivors; a dropped client's are rebuilt from its mask key's shares). A client
 that stops after sharing its keys is left out of the sum; the round goes on without it.
+
+A client whose connection closes (its process died) is a dropout at whatever stage it is lost: before its
+keys, it is no member; after its keys but before its shares, no neighbour holds its shares or masks with it
+(a client masks with the neighbours whose shares it received), so it is out of the graph the unmasking uses;
+before its masked upload, its pairwise masks are rebuilt as for any dropout; in the middle of it, the sum is
+spoiled and the round skipped; during unmask, its input counts and its reveal is missing (the others' shares
+must reach the threshold).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +23,7 @@ from flwr.common.secure_aggregation.crypto.shamir import combine_shares
 from flwr.common.secure_aggregation.crypto.symmetric_encryption import generate_shared_key
 
 from hebench.crypto.base import HEAdapter
-from hebench.errors import PartyError
+from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.aggregator import Aggregator, Collected
 from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
 from hebench.fl.mask_prg import mask_stream
@@ -63,51 +71,89 @@ class SecAggResult:
 
 
 def collect_secagg(
-    channels: dict[int, Channel], params: SecAggParams, meter: PhaseMeter, chunk_values: int = DEFAULT_CHUNK_VALUES
+    channels: dict[int, Channel],
+    params: SecAggParams,
+    meter: PhaseMeter,
+    chunk_values: int = DEFAULT_CHUNK_VALUES,
+    on_lost: Callable[[int], None] | None = None,
 ) -> SecAggResult:
     """Run the four stages with the clients on ``channels`` (each has been told to train).
 
     The masked uploads stream in chunk by chunk into one running sum; the masks are removed from it chunk by chunk
-    (``chunk_values`` values at a time), each expanded from its PRG at the chunk's offset."""
+    (``chunk_values`` values at a time), each expanded from its PRG at the chunk's offset. A client whose
+    connection closes is a dropout of the stage it was lost in (``on_lost`` is told, once per client)."""
     left: dict[int, str] = {}
+    lost: set[int] = set()
+
+    def lose(i: int) -> None:
+        if i not in lost:
+            lost.add(i)
+            if on_lost is not None:
+                on_lost(i)
+
+    def send(i: int, msg: Message) -> bool:
+        try:
+            channels[i].send(msg)
+        except PeerClosedError:
+            lose(i)
+            return False
+        return True
+
+    def recv(i: int) -> Message | None:
+        try:
+            return channels[i].recv()
+        except PeerClosedError:
+            lose(i)
+            return None
+
     with meter.phase("advertise_keys"):
         keys = {}
-        for i, ch in channels.items():
-            msg = ch.recv()
+        for i in channels:
+            msg = recv(i)
+            if msg is None:  # lost before advertising: not a member of this round
+                continue
             if msg.kind == "leave":  # left before the protocol began: not a member of this round
                 left[i] = str(msg.meta.get("phase", "unknown"))
             elif msg.kind != "sa_keys":
-                raise PartyError(f"expected 'sa_keys' from {ch.peer}, got '{msg.kind}'", "protocol mismatch")
+                raise PartyError(f"expected 'sa_keys' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             else:
                 keys[i] = msg
     if not keys:
-        raise PartyError("secagg: every client left before advertising its keys", "lower faults.dropout")
+        raise _failed("secagg: every client left before advertising its keys", {**{i: "lost" for i in lost}, **left})
     members = sorted(keys)
     samples = {i: int(keys[i].meta["samples"]) for i in members}
     total = sum(samples.values())
     weights = {i: samples[i] / total for i in members}
-    graph = ring_neighbours(members, params)
+    graph = ring_neighbours(members, params)  # as told to the clients: each one's share threshold follows from it
     check_headroom(len(members), params)
     with meter.phase("advertise_keys"):
         for i in members:
             parts = tuple(p for j in graph[i] for p in keys[j].parts)
             meta = {"weight": weights[i], "neighbours": graph[i]}
-            channels[i].send(Message("sa_neighbours", meta, parts))
+            send(i, Message("sa_neighbours", meta, parts))
     with meter.phase("share_keys"):
-        sealed = {i: channels[i].recv("sa_shares") for i in members}
+        sealed: dict[int, Message] = {}
+        for i in members:
+            msg = recv(i) if i not in lost else None
+            if msg is not None and msg.kind != "sa_shares":
+                raise PartyError(f"expected 'sa_shares' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
+            if msg is not None:
+                sealed[i] = msg
         inbox: dict[int, list[tuple[int, bytes]]] = {i: [] for i in members}
         for i, msg in sealed.items():
             for j, blob in zip(msg.meta["to"], msg.parts, strict=True):
                 if int(j) not in graph[i]:
                     raise PartyError(f"secagg: client {i} addressed a share to non-neighbour {j}", "protocol bug")
                 inbox[int(j)].append((i, blob))
-        for j in members:
+        for j in sealed:  # a client masks with the neighbours whose shares it gets: those that sent theirs
             senders = [i for i, _ in inbox[j]]
-            channels[j].send(Message("sa_inbox", {"from": senders}, tuple(b for _, b in inbox[j])))
+            send(j, Message("sa_inbox", {"from": senders}, tuple(b for _, b in inbox[j])))
+    sharers = sorted(sealed)  # lost before sharing: nobody holds its shares or masks with it
+    pairs = {i: [j for j in graph[i] if j in sealed] for i in sharers}  # the pairwise masks in the uploads
     total = RingTotal(params.modulus)  # the masked uploads' running sum, chunk by chunk as they stream in
     width = wire_dtype(params.modulus)
     got = receive_streams(  # a client gone after sharing its keys: SecAgg's point is to go on without it
-        {i: channels[i] for i in members},
+        {i: channels[i] for i in sharers if i not in lost},
         "sa_masked_chunk",
         "sa_masked",
         total,
@@ -116,21 +162,27 @@ def collect_secagg(
         tolerate_loss=True,
         phases=("collect_masked", "collect_masked"),
     )
-    left.update({i: phase for i, phase in got.left.items() if phase != "lost"})
+    for i, phase in got.left.items():
+        if phase == "lost":
+            lose(i)
+        else:
+            left[i] = phase
     masked = {i: int(msg.meta.get("values", len(total))) for i, msg in got.ends.items()}
     if any(n != len(total) for n in masked.values()):
         raise PartyError("secagg: the clients' masked uploads differ in length", "every client must run the same model")
     update_bytes = {i: got.sizes[i] for i in got.ends}
     survivors = sorted(masked)
-    dropped = sorted(set(members) - set(masked))
+    dropped = sorted(set(sharers) - set(masked))
+    gone = {**{i: "lost" for i in lost}, **left}  # every member not in the sum, with its phase
     if not survivors:
-        raise PartyError("secagg: every client dropped out before its masked upload", "check the clients' errors")
+        raise _failed("secagg: every client dropped out before its masked upload", gone)
     with meter.phase("unmask"):
         reveal = {}
-        for i in survivors:
-            channels[i].send(Message("sa_unmask", {"survivors": survivors, "dropped": dropped}))
-        for i in survivors:
-            msg = channels[i].recv()
+        asked = [i for i in survivors if send(i, Message("sa_unmask", {"survivors": survivors, "dropped": dropped}))]
+        for i in asked:
+            msg = recv(i)
+            if msg is None:  # lost after its masked upload: its input counts, its shares do not come
+                continue
             if msg.kind == "leave":  # left after its masked upload: its input counts, its shares do not come
                 left[i] = str(msg.meta.get("phase", "unknown"))
                 continue
@@ -144,9 +196,9 @@ def collect_secagg(
                     "in the running sum and cannot be taken out",
                     "the round is skipped; keep clients alive through their upload",
                 )
-            _unmask(total, survivors, reveal, keys, graph, dropped, params, chunk_values)
+            _unmask(total, survivors, reveal, keys, graph, pairs, dropped, params, chunk_values)
         except Unrecoverable as err:
-            err.left = {**{i: "lost" for i in dropped}, **left}
+            err.left = {**{i: "lost" for i in dropped}, **gone, **left}
             raise
     survivor_weight = sum(weights[i] for i in survivors)
     return SecAggResult(
@@ -158,8 +210,15 @@ def collect_secagg(
         params=params,
         weights={i: weights[i] / survivor_weight for i in survivors},
         update_bytes=update_bytes,
-        left=left,
+        left={**gone, **left},
     )
+
+
+def _failed(problem: str, left: dict[int, str]) -> Unrecoverable:
+    """A round with nobody left to sum: skipped (recorded with who left), the run goes on."""
+    err = Unrecoverable(problem, "the round is skipped; lower faults.dropout or keep the clients alive")
+    err.left = left
+    return err
 
 
 def _unmask(
@@ -168,12 +227,17 @@ def _unmask(
     reveal: dict[int, Message],
     keys: dict[int, Message],
     graph: dict[int, list[int]],
+    pairs: dict[int, list[int]],
     dropped: list[int],
     params: SecAggParams,
     chunk_values: int,
 ) -> None:
     """Every mask removed from the survivors' sum in place, chunk by chunk: each survivor's self mask (from its
-    seed's shares), and each dropped client's pairwise masks still in its neighbours' uploads (from its key's)."""
+    seed's shares), and each dropped client's pairwise masks still in its neighbours' uploads (from its key's).
+
+    ``graph``: the neighbours each client was told (its shares' threshold follows from their number); ``pairs``:
+    those it exchanged shares with, hence masks (a neighbour lost before sharing holds none and masks with none).
+    """
     m, prg = params.modulus, params.prg
     seed_shares: dict[int, list[bytes]] = {i: [] for i in survivors}
     key_shares: dict[int, list[bytes]] = {j: [] for j in dropped}
@@ -190,7 +254,7 @@ def _unmask(
     add = []
     for j in dropped:  # k's upload holds +pair(j, k) when k < j, -pair otherwise
         secret = load_private(_rebuild(key_shares[j], j, need[j]))
-        for k in graph[j]:
+        for k in pairs[j]:
             if k in survivors:
                 stream = mask_stream(prg, generate_shared_key(secret, load_public(keys[k].parts[1])), m)
                 (subtract if k < j else add).append(stream)
@@ -225,10 +289,12 @@ def secagg_round(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Coll
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecAggParams)
     chunk_values = agg.ctx.suite.runtime.chunk_values
+    alive = {i: agg.channels[i] for i in chosen if i in agg.channels}  # a client lost in an earlier round is out
+    earlier = {i: "lost" for i in chosen if i not in alive}
     try:
-        result = collect_secagg({i: agg.channels[i] for i in chosen}, params, agg.meter, chunk_values)
+        result = collect_secagg(alive, params, agg.meter, chunk_values, agg.lose)
     except Unrecoverable as err:  # too many of a client's share holders left: the round fails, the run goes on
-        return Collected((), 0, {}, {}, {}, left=dict(err.left), failed=err.problem)
+        return Collected((), 0, {}, {}, {}, left={**earlier, **err.left}, failed=err.problem)
 
     def blob(start: int, stop: int) -> bytes:
         return PLAIN.serialize(PLAIN.encrypt(result.average_of(start, stop).astype(np.float32)))

@@ -9,6 +9,12 @@ publish their accumulators; here they publish them to the clients only).
 Shares stream in chunk by chunk and are added into one running sum as they arrive; each sum streams back to
 every client in chunks (the coordinator's as ``aggregate_chunk``, a holder's as ``share_sum_chunk``
 {round, aggregator, offset, values}, then ``share_sum``): :mod:`hebench.fl.ring_stream`.
+
+A client whose connection closes (its process died) is a dropout: each aggregator leaves it out of its sum
+and out of the rest of the run. Each sum names the clients whose whole shares it holds (``summed``; a
+holder's also ``spoiled_by``: a client lost mid-stream, part of whose share is in it): the clients rebuild
+the FedAvg only when every aggregator's sum holds the same clients, and otherwise skip the round and say why
+in their acknowledgement (a client killed between its shares to two aggregators reaches one and not the other).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto.base import HEAdapter
+from hebench.errors import PeerClosedError
 from hebench.fl.aggregator import Aggregator, Collected, selected_clients
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.meter import PhaseMeter
@@ -37,15 +44,24 @@ def sum_first_shares(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> 
     params = agg.ctx.config.mode_params
     assert isinstance(params, SecretSharingParams)
     total = RingTotal()  # the first shares' running sum (mod 2^64), chunk by chunk
-    got = receive_streams({i: agg.channels[i] for i in chosen}, "share_chunk", "update", total, _words, agg.meter)
+    alive = {i: agg.channels[i] for i in chosen if i in agg.channels}  # a client lost in an earlier round is out
+    got = receive_streams(alive, "share_chunk", "update", total, _words, agg.meter, tolerate_loss=agg.tolerates_loss)
+    for i, phase in got.left.items():
+        if phase == "lost":
+            agg.lose(i)
+    left = {**{i: "lost" for i in chosen if i not in alive}, **got.left}
+    if got.spoiled_by is not None:
+        why = f"secret-sharing: client {got.spoiled_by} was lost in the middle of its first share"
+        return Collected((), 0, {}, {}, {}, left=left, failed=why)
     if not got.ends:  # nobody arrived: the round is skipped (the holders' sums are empty)
-        return Collected((), 0, {}, {}, {}, left=got.left)
+        return Collected((), 0, {}, {}, {}, left=left)
     samples = {i: int(msg.meta["samples"]) for i, msg in got.ends.items()}
     check_headroom(sum(samples.values()), params)
     sizes = {i: got.sizes[i] for i in got.ends}
-    meta = {"samples_total": sum(samples.values())}  # the survivors': the clients' decode is their FedAvg
+    # samples_total: the survivors' (the clients' decode is their FedAvg); summed: whose shares the sum holds
+    meta = {"samples_total": sum(samples.values()), "summed": sorted(got.ends)}
     streamed = StreamedAggregate(len(total), agg.ctx.suite.runtime.chunk_values, _slice_of(total))
-    return Collected((), 0, fedavg_weights(samples), sizes, meta, total=streamed, left=got.left)
+    return Collected((), 0, fedavg_weights(samples), sizes, meta, total=streamed, left=left)
 
 
 def _words(blob: bytes) -> np.ndarray:
@@ -60,14 +76,33 @@ def _slice_of(total: RingTotal) -> Callable[[int, int], bytes]:
     return blob
 
 
-def send_share_sum(channels: list[Channel], total: RingTotal, head: dict[str, Any], chunk_values: int) -> None:
-    """A holder's sum to every client: chunk k to each in turn (``share_sum_chunk``), then ``share_sum``."""
+def send_share_sum(
+    channels: dict[int, Channel] | list[Channel],
+    total: RingTotal,
+    head: dict[str, Any],
+    chunk_values: int,
+    end: dict[str, Any] | None = None,
+) -> set[int]:
+    """A holder's sum to every client: chunk k to each in turn (``share_sum_chunk``), then ``share_sum`` {**end};
+    returns the clients (keys of ``channels``; positions of a list) whose connection closed meanwhile, left out of
+    the rest of the stream."""
+    channels = channels if isinstance(channels, dict) else dict(enumerate(channels))
+    lost: set[int] = set()
+
+    def send_all(msg: Message) -> None:
+        for i, ch in channels.items():
+            if i in lost:
+                continue
+            try:
+                ch.send(msg)
+            except PeerClosedError:
+                lost.add(i)
+
+    blob = _slice_of(total)
     for start, stop in spans(len(total), chunk_values):
-        blob = _slice_of(total)(start, stop)
-        for ch in channels:
-            ch.send(Message("share_sum_chunk", {**head, "offset": start, "values": len(total)}, (blob,)))
-    for ch in channels:
-        ch.send(Message("share_sum", {**head, "values": len(total)}))
+        send_all(Message("share_sum_chunk", {**head, "offset": start, "values": len(total)}, (blob(start, stop),)))
+    send_all(Message("share_sum", {**head, **(end or {}), "values": len(total)}))
+    return lost
 
 
 def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> None:
@@ -90,16 +125,22 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
         door.close()
     records.put(PartySetupRecord(config=ctx.config.label, role=role, **meter.measured()))
     suite = ctx.suite
+    tolerant = suite.faults_tolerated(ctx.config)  # a client's closed connection is its dropout
     for r in range(ctx.start_round, suite.training.rounds):
         started = time.perf_counter()
         before = {i: (c.bytes_sent, c.bytes_received) for i, c in channels.items()}
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
         total = RingTotal()
-        got = receive_streams({i: channels[i] for i in chosen}, "share_chunk", "share", total, _words, meter)
+        alive = {i: channels[i] for i in chosen if i in channels}  # a client lost in an earlier round is out
+        got = receive_streams(alive, "share_chunk", "share", total, _words, meter, tolerate_loss=tolerant)
+        lost = {i for i, phase in got.left.items() if phase == "lost"}
+        end = {"summed": sorted(got.ends), "spoiled_by": got.spoiled_by}  # whose whole shares the sum holds
         with meter.phase("send"):
-            send_share_sum(
-                list(channels.values()), total, {"round": r, "aggregator": index}, ctx.suite.runtime.chunk_values
-            )
+            head = {"round": r, "aggregator": index}
+            lost |= send_share_sum(channels, total, head, ctx.suite.runtime.chunk_values, end)
+        for i in lost:  # out for the rest of the run
+            before.pop(i, None)
+            channels.pop(i).close()
         records.put(
             PartyRoundRecord(
                 config=ctx.config.label,

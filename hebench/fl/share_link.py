@@ -76,11 +76,16 @@ class ShareLink(DirectLink):
                 msg = self.channel.recv()
         if msg.kind != "aggregate":
             raise PartyError(f"expected 'aggregate' from {self.channel.peer}, got '{msg.kind}'", "same hebench?")
+        ends = []
         for h in self.holders:  # the holders' end messages (after their chunks, if a skipped round had any)
-            while h.recv().kind != "share_sum":
+            while (end := h.recv()).kind != "share_sum":
                 pass
+            ends.append(end)
         if msg.meta.get("skipped"):  # nobody (or too few) arrived: no aggregate
             return Opened(np.empty(0, np.float32), np.empty(0, np.float32), {}, skipped=True)
+        mismatch = _mismatch(msg, [(h.peer, end) for h, end in zip(self.holders, ends, strict=True)])
+        if mismatch is not None:  # a client lost between its shares: the sums hold different clients
+            return Opened(np.empty(0, np.float32), np.empty(0, np.float32), {}, skipped=True, failed=mismatch)
         found = np.empty(0, np.float32) if vector is None else vector
         return Opened(found, np.empty(0, np.float32), msg.meta["weights"])
 
@@ -101,6 +106,23 @@ class ShareLink(DirectLink):
         for holder in self.holders:
             holder.close()
         super().close()
+
+
+def _mismatch(coordinator: Message, holders: list[tuple[str, Message]]) -> str | None:
+    """Why the aggregators' sums cannot be combined (they hold different clients' shares), or None."""
+    for peer, end in holders:
+        if end.meta.get("spoiled_by") is not None:
+            return (
+                f"secret-sharing: {peer}'s sum holds part of client {end.meta['spoiled_by']}'s share (lost "
+                "mid-stream): the round has no FedAvg"
+            )
+        ours, theirs = coordinator.meta.get("summed"), end.meta.get("summed")
+        if ours is not None and theirs is not None and ours != theirs:
+            return (
+                f"secret-sharing: {peer}'s sum holds clients {theirs}, the coordinator's {ours} (a client was lost "
+                "between its shares): the round has no FedAvg"
+            )
+    return None
 
 
 def share_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMeter) -> Link:

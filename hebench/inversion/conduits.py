@@ -103,10 +103,11 @@ def secagg(
     params = SecAggParams.model_validate(protocol.params)
     vectors = {i: flat(u) for i, u in enumerate(uploads)}
     outcome = secagg_round(vectors, dict.fromkeys(vectors, 1), params, dict(enumerate(digests or [])))
-    if outcome.result is None:
+    if outcome.result is None or 0 not in outcome.result.survivors:  # aborted, or the victim refused and dropped
         refused = [outcome.refusals[i] for i in sorted(outcome.refusals)]
         more = f" (and {len(refused) - 1} more clients refused)" if len(refused) > 1 else ""
-        return Conveyed(None, detected=(refused[0] + more) if refused else outcome.server_error)
+        missing = outcome.server_error or "secagg: the victim's update is not in the aggregate"
+        return Conveyed(None, detected=(refused[0] + more) if refused else missing)
     result = outcome.result
     weights = result.weights  # over the survivors, summing to 1: result.average is sum(w_i v_i)
     honest = [0] if isolate else [i for i in result.survivors if i < len(uploads) - colluders]

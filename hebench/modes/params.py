@@ -123,6 +123,10 @@ class SecretSharingParams(ModeParams):
     aggregators: int = Field(2, ge=2, le=4)
     bits: int = Field(24, ge=2, le=40)  # quantisation: signed levels 2^(bits-1) - 1
     clip: float = Field(8.0, gt=0)
+    # a share holder lost (its process died): "end" the run (its record names the holder), or "skip": record the
+    # round as skipped naming the holder and end this configuration only (the suite goes on with the next one); a
+    # holder gone for good would fail every later round of the configuration, so none is run in vain
+    on_holder_loss: Literal["end", "skip"] = "end"
 
     @property
     def extra_aggregators(self) -> int:

@@ -28,6 +28,7 @@ from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.fl.dp_noise import reproducible_noise_note
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
+from hebench.modes.params import SecretSharingParams
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import (
     AttackSummaryRecord,
@@ -218,11 +219,32 @@ class Runner:
         try:
             self._collect(config, start, started, writer)
             started.finish(writer.write)
+        except PartyError as err:
+            holder = _lost_share_holder(config, started)
+            if holder is None:
+                raise
+            self._skip_for_holder(config, holder, err, writer)
         finally:
             started.stop()
         self._link_outcomes(config, data, writer)
         if config.tee is not None:
             self._modelled_tee(config, writer)
+
+    def _skip_for_holder(self, config: Configuration, holder: str, err: PartyError, writer: ResultWriter) -> None:
+        """``secret-sharing`` with ``on_holder_loss: skip``: the round under way is recorded as skipped, naming the
+        lost share holder, and this configuration ends there (every later round would need the holder's shares
+        too); the suite goes on with its next configuration."""
+        round_index = self._at[1]
+        assert round_index is not None  # set once the configuration's rounds began
+        reason = (
+            f"share holder {holder} was lost ({err.problem}): its shares of this round cannot be summed, and it would "
+            "fail every later round; the configuration ends here (on_holder_loss: skip)"
+        )
+        record = RoundRecord(
+            config=config.label, round=round_index, skipped=True, skip_reason=reason, load_avg=_load_avg()
+        )
+        writer.write(record)
+        self.on_event(RunEvent(config.label, round_index, record.to_json()))
 
     def _link_outcomes(self, config: Configuration, data: FederatedData, writer: ResultWriter) -> None:
         """After a configuration: its modelled round times (``emulation: model``) and its time-to-accuracy."""
@@ -418,6 +440,19 @@ def _may_be_lost(name: str) -> bool:
     holds the test set and reports the global model's accuracy), or such a client's offload engine."""
     kind, _, index = name.rpartition("-")
     return kind in ("client", "engine") and index.isdigit() and index != "0"
+
+
+def _lost_share_holder(config: Configuration, started: Started) -> str | None:
+    """The share holder whose death ended ``config``'s run, where its policy is to skip that round (else None)."""
+    params = config.mode_params
+    if not isinstance(params, SecretSharingParams) or params.on_holder_loss != "skip":
+        return None
+    for name, proc in started.parties.items():
+        if name.startswith("aggregator-"):
+            proc.join(timeout=5)  # a client may report the closed connection before the holder's exit is seen
+            if proc.exitcode not in (None, 0):
+                return name
+    return None
 
 
 def _round_state() -> dict[str, Any]:

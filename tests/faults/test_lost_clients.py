@@ -54,8 +54,21 @@ def _kill_after_first_round(out: Path, pids: dict[str, int], name: str) -> tuple
     return killer, killed
 
 
-@pytest.mark.parametrize("mode", [{"mode": "raw"}, {"mode": "host-he", "adapter": "tenseal-ckks"}])
-def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids, mode):
+QUANTISED = 3 * 16 / 2**22 / 0.3  # secagg: 3 summands of step 2 * 8 / 2**22, over the survivors' weight (> 0.3)
+
+
+@pytest.mark.parametrize(
+    ("mode", "bound"),
+    [
+        ({"mode": "raw"}, 1e-6),
+        ({"mode": "host-he", "adapter": "tenseal-ckks"}, 1e-6),
+        ({"mode": "secagg"}, QUANTISED),  # lost at whatever stage the kill lands (tests/faults/test_secagg_lost_stages)
+        ({"mode": "secret-sharing"}, QUANTISED),  # 24-bit levels: finer than secagg's
+        ({"mode": "decryptor-he", "adapter": "tenseal-ckks"}, 1e-6),
+    ],
+    ids=["raw", "host-he", "secagg", "secret-sharing", "decryptor-he"],
+)
+def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids, mode, bound):
     path, out = tmp_path / "suite.yaml", tmp_path / "out"
     path.write_text(yaml.safe_dump({**SUITE, "configurations": [mode]}))
     killer, killed = _kill_after_first_round(out, party_pids, "client-1")
@@ -67,7 +80,7 @@ def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids
     rounds = sorted(_rounds(out), key=lambda r: r.round)
     assert [r.round for r in rounds] == list(range(ROUNDS))
     checked = [r for r in rounds if r.max_abs_error is not None]  # not the round a killed client's oracle copy died in
-    assert len(checked) >= ROUNDS - 1 and all(r.max_abs_error < 1e-6 for r in checked)
+    assert len(checked) >= ROUNDS - 1 and all(r.max_abs_error < bound for r in checked)
     last = rounds[-1]  # long after the kill: client 1 is out, the others carry on
     assert last.dropped == {"1": "lost"} and last.arrived == 2 and not last.skipped
     assert rounds[0].dropped in (None, {})  # before the kill nobody left
@@ -92,3 +105,23 @@ def test_a_killed_share_holder_fails_the_run_with_a_record_naming_it(tmp_path, p
     failed = read_records(out / "results.jsonl", kind="run_failed").records
     assert len(failed) == 1 and re.search(r"aggregator[- ]1\b", failed[0].problem) and failed[0].round is not None
     assert _rounds(out)  # the rounds before it are kept
+
+
+def test_a_killed_share_holder_with_the_skip_policy_skips_its_round_and_the_suite_goes_on(tmp_path, party_pids):
+    """``on_holder_loss: skip``: the round the holder was lost in is recorded as skipped, naming it; that
+    configuration ends there (the holder is gone for good), and the suite's next configuration still runs."""
+    path, out = tmp_path / "suite.yaml", tmp_path / "out"
+    sharing = {"name": "sharing", "mode": "secret-sharing", "params": {"aggregators": 3, "on_holder_loss": "skip"}}
+    path.write_text(yaml.safe_dump({**SUITE, "configurations": [sharing, {"name": "raw", "mode": "raw"}]}))
+    killer, killed = _kill_after_first_round(out, party_pids, "aggregator-1")
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "--no-report"])
+    killer.join(timeout=5)
+    assert killed, "the run finished before the share holder could be killed"
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert not read_records(out / "results.jsonl", kind="run_failed").records
+    rounds = sorted((r for r in _rounds(out) if r.config == "sharing"), key=lambda r: r.round)
+    assert [r.round for r in rounds] == list(range(len(rounds))) and len(rounds) < ROUNDS
+    last = rounds[-1]
+    assert last.skipped and re.search(r"aggregator-1\b", last.skip_reason or "") and last.max_abs_error is None
+    assert all(not r.skipped for r in rounds[:-1])  # the rounds before it are kept
+    assert len([r for r in _rounds(out) if r.config == "raw"]) == ROUNDS

@@ -148,7 +148,10 @@ def test_a_remote_engine_killed_mid_run_is_its_clients_dropout_and_the_run_compl
         rounds = read_records(out / "results.jsonl", kind="round").records
         assert [r.round for r in rounds] == list(range(ROUNDS))
         lost = [r for r in rounds if r.dropped]
-        assert lost and all(r.dropped == {"1": "lost"} and (r.skipped or r.arrived == 1) for r in lost), lost
+        # lost before its upload arrived (out of the sum), or after it (in the sum: lost while the aggregate went out)
+        out_of_sum = [r for r in lost if r.dropped == {"1": "lost"} and (r.skipped or r.arrived == 1)]
+        in_sum = [r for r in lost if r.dropped == {"1": "lost_after_upload"} and r.arrived == 2]
+        assert lost and len(out_of_sum) + len(in_sum) == len(lost) and len(in_sum) <= 1, lost
         assert not rounds[0].dropped  # the kill lands after the first round
     finally:
         for proc in engines:
