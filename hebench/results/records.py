@@ -311,6 +311,20 @@ class RunFailedRecord(Record):
     round: int | None = None  # the round it was in (None: set-up, or between configurations)
 
 
+@_register("party_lost")
+@dataclass(frozen=True, kw_only=True)
+class PartyLostRecord(Record):
+    """A client process (or its offload engine) that died or failed mid-run in a mode that goes on without it:
+    a dropout from ``round`` on, and why (its own error, e.g. a secagg client refusing a model it was not
+    sent, or its exit code when it was killed), so the reason is kept, not absorbed."""
+
+    config: str
+    role: str  # client-N or engine-N
+    round: int | None  # the round the runner was collecting when it saw the loss
+    problem: str
+    fix: str = ""
+
+
 @_register("flower_run")
 @dataclass(frozen=True, kw_only=True)
 class FlowerRunRecord(Record):

@@ -32,6 +32,7 @@ from hebench.modes.params import SecretSharingParams
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import (
     AttackSummaryRecord,
+    PartyLostRecord,
     PartyRoundRecord,
     PartySetupRecord,
     Record,
@@ -327,6 +328,14 @@ class Runner:
         deadline = time.monotonic() + suite.measure.timeout_s
         tolerant = suite.faults_tolerated(config)
         lost: set[str] = set()  # client processes (and engines) that died: dropouts (hebench.faults)
+        recorded_lost: set[tuple[str, str]] = set()  # party_lost records written: (party, problem)
+
+        def record_lost(name: str, problem: str, fix: str) -> None:
+            """Why a party the run goes on without was lost: its exit code when its exit is seen, its error when
+            that arrives (one record each)."""
+            if (name, problem) not in recorded_lost:
+                recorded_lost.add((name, problem))
+                writer.write(PartyLostRecord(config=label, role=name, round=round_index, problem=problem, fix=fix))
 
         def advance() -> None:
             """Write every round whose parties have all reported (a lost client never will)."""
@@ -355,9 +364,11 @@ class Runner:
             try:
                 rec = records.get(timeout=0.5)
             except queue.Empty:
-                before = len(lost)
+                before = set(lost)
                 self._check_alive(started, lost if tolerant and not awaiting_setup else None)
-                if len(lost) != before:
+                for name in sorted(lost - before):
+                    record_lost(name, f"{name} exited with code {started.parties[name].exitcode}", "")
+                if lost != before:
                     advance()
                 now = time.monotonic()
                 if awaiting_setup and now > setup_deadline:
@@ -382,6 +393,7 @@ class Runner:
                 kind = rec["kind"]
                 if kind == "party_error" and tolerant and not awaiting_setup and _may_be_lost(rec["role"]):
                     lost.add(rec["role"])  # a client that crashed: a dropout of this round, out for the run
+                    record_lost(rec["role"], rec["problem"], rec.get("fix") or "")
                     advance()
                     continue
                 if kind == "party_error":

@@ -88,6 +88,8 @@ def test_a_killed_client_is_a_dropout_and_the_run_completes(tmp_path, party_pids
         -1
     ]
     assert set(aggregator.arrived or ()) == {0, 2} and set(aggregator.weights or {}) == {"0", "2"}
+    lost = read_records(out / "results.jsonl", kind="party_lost").records  # why it left is kept, not absorbed
+    assert [r.role for r in lost] == ["client-1"] and "exited with code -9" in lost[0].problem
 
 
 def test_a_killed_share_holder_fails_the_run_with_a_record_naming_it(tmp_path, party_pids):
