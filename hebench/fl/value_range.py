@@ -33,7 +33,7 @@ import numpy as np
 from torch import nn
 
 from hebench.crypto.registry import adapter_class
-from hebench.errors import PrecisionError
+from hebench.errors import PartyError, PrecisionError
 from hebench.models.shared import shared_tensors
 from hebench.suite import Configuration
 
@@ -62,11 +62,29 @@ class ValueRange:
         sizes, scales = [], []
         for _, p in shared_tensors(model):
             low, high = p.detach().aminmax() if p.numel() else (p.new_zeros(()), p.new_zeros(()))
-            peak = max(-float(low), float(high))
-            need = peak * MARGIN / self.clip
-            scales.append(1.0 if need <= 1.0 else float(2 ** math.ceil(math.log2(need))))
+            scales.append(self._scale(max(-float(low), float(high))))
             sizes.append(p.numel())
         return RangeFit(self, sizes, scales)
+
+    def fit_vector(self, vector: np.ndarray, sizes: list[int]) -> RangeFit:
+        """The same scales as :meth:`fit`, from the global model as an update-order vector cut into the tensors'
+        ``sizes`` (a Flower node holds the global model as a vector)."""
+        if sum(sizes) != len(vector):
+            raise PartyError(
+                f"tensor sizes add to {sum(sizes)}, but the global model holds {len(vector)} values",
+                "every party must build the suite's model (the same hebench version and suite)",
+            )
+        scales, offset = [], 0
+        for n in sizes:
+            part = vector[offset : offset + n]
+            scales.append(self._scale(max(-float(part.min()), float(part.max())) if n else 0.0))
+            offset += n
+        return RangeFit(self, list(sizes), scales)
+
+    def _scale(self, peak: float) -> float:
+        """The smallest power of two ``s >= 1`` with ``peak <= s * clip / MARGIN``."""
+        need = peak * MARGIN / self.clip
+        return 1.0 if need <= 1.0 else float(2 ** math.ceil(math.log2(need)))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from hebench.fl.cipher import Cipher
 from hebench.fl.meter import PhaseMeter, merge_phases
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
+from hebench.fl.value_range import RangeFit, ValueRange
 from hebench.flower.ciphers import merged_engine_report
 from hebench.flower.client_party import NodeParty, digest_of, node_party
 from hebench.flower.codec import (
@@ -49,6 +50,7 @@ from hebench.flower.plan import (
     PRE,
     ROUND,
     SKIPPED,
+    START_DIGEST,
     WEIGHT_TOTAL,
 )
 from hebench.modes.spec import resolve
@@ -92,6 +94,8 @@ class ClientStep:
             self.hub.channel.record_to(plan.transcript(f"client-{party.index}-keys"))
             self.cipher: Cipher = resolve(spec.flower_cipher or "")(plan, party.node, self.hub, context.state)
         self.stype = CIPHER_STYPE if spec.encrypts else PLAIN_STYPE
+        self.range = ValueRange.of(plan.config)  # compact adapters: per-tensor scales and counted saturation
+        self.range_scale_max: float | None = None  # the largest scale of the aggregate this step opened
 
     def close(self) -> None:
         self.cipher.close()
@@ -122,6 +126,16 @@ class ClientStep:
         weight_total = float(config.get(WEIGHT_TOTAL, 1.0))
         if weight_total != 1.0:  # FedAvg over the survivors: the sum carries their weights only (as on local)
             vector = (vector.astype(np.float64) / weight_total).astype(np.float32)
+        if self.range is not None:  # undo the scales the round's updates were sent with (the same round's fit)
+            start = config.get(START_DIGEST)
+            if start is None:
+                raise PartyError(
+                    "an aggregate of a compact adapter arrived without the digest of the model its round started from",
+                    "run every party with the same hebench version (the strategy names it in the evaluate step)",
+                )
+            fit = self._fit(self._held_global(str(start)))
+            fit.restore(vector)
+            self.range_scale_max = fit.largest
         self.party.keep_global(self.context, digest, vector)
         return vector
 
@@ -132,10 +146,15 @@ class ClientStep:
         held = self.party.cached_global(self.context, digest)
         if held is None:
             raise PartyError(
-                "a skipped round's evaluate message names a global model this node does not hold",
+                "an evaluate message names a global model (the round's start) this node does not hold",
                 "the strategy sends each aggregate in the evaluate step: evaluate every node each round",
             )
         return held
+
+    def _fit(self, start: np.ndarray) -> RangeFit:
+        """The round's per-tensor range scales, from the global model it started from (as a local client's)."""
+        assert self.range is not None
+        return self.range.fit_vector(start, layer_sizes(self.party.local.model, "per-layer"))
 
     def _decrypt(self, blobs: tuple[bytes, ...], epoch: int) -> np.ndarray:
         """An aggregate's ciphertext chunks decrypted one at a time (one chunk's ciphertext in memory)."""
@@ -143,11 +162,24 @@ class ClientStep:
         return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.empty(0, np.float32)
 
     def _encrypt(
-        self, vector: np.ndarray, mask: np.ndarray | None, epoch: int, per_layer: bool, pre: PreWeight | None = None
+        self,
+        vector: np.ndarray,
+        mask: np.ndarray | None,
+        epoch: int,
+        per_layer: bool,
+        pre: PreWeight | None = None,
+        fit: RangeFit | None = None,
+        fields: dict[str, Any] | None = None,
     ) -> ArrayRecord:
         """The update as one Array per streamed chunk (``runtime.chunk_values`` values, whole ciphertexts);
-        ``pre``: this node's FedAvg weight, applied before encryption (compact adapters)."""
+        ``pre``: this node's FedAvg weight, applied before encryption (compact adapters); ``fit``: the round's range
+        scales, already applied to ``vector`` (this node's own copy): its encrypted values beyond the clip saturate,
+        in place, counted in ``fields["clipped_values"]``."""
         encrypted, plain = split(vector, mask)
+        if fit is not None:
+            encrypted, clipped = fit.saturate(encrypted, in_place=True)
+            if fields is not None:
+                fields["clipped_values"] = clipped
         sizes = layer_sizes(self.party.local.model, "per-layer") if per_layer else [len(encrypted)]
         per_chunk = self.party.plan.suite.runtime.chunk_values
         cipher = tuple(self.cipher.encrypt_stream(split_layers(encrypted, sizes), epoch, self.meter, per_chunk, pre))
@@ -188,6 +220,7 @@ class ClientStep:
             self.party.initial_global(self.context) if config.get(INITIAL) else self.global_model(msg.content, config)
         )
         inner["arrays"] = model_record(start)
+        fit = self._fit(start) if self.range is not None else None  # from the round's global model, as on local
         del start
         msg.content = inner
         told = time.perf_counter()
@@ -205,9 +238,11 @@ class ClientStep:
         self.party.local.release_charge()
         metrics: MetricRecord = reply.content.metric_records["metrics"]
         update = model_vector(reply.content.array_records["arrays"])
+        if fit is not None:  # the decoded reply is this node's own copy (the oracle's went to the sink): in place
+            update = fit.scaled(update if update.flags.writeable else update.copy(), in_place=True)
         per_layer = self.party.plan.config.packing == "per-layer"
         pre = PreWeight.from_json(json.loads(str(config[PRE]))) if PRE in config else None
-        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer, pre)
+        record = self._encrypt(update, self.party.mask(self.context), epoch, per_layer, pre, fit, fields)
         reply.content = RecordDict({"arrays": record, "metrics": metrics})
         if fault.dropout_phase == "after_upload":  # its update counts; it leaves once sent
             reply.content["fault"] = ConfigRecord({LEFT: "after_upload"})
@@ -247,6 +282,8 @@ class ClientStep:
         part.update({k: float(v) for k, v in metrics.items() if k in ("accuracy", "loss")})
         if skipped:
             part["skipped"] = True
+        if self.range_scale_max is not None:
+            part["range_scale_max"] = self.range_scale_max
         trained = self.party.pending(self.context)
         self.party.keep_pending(self.context, None)
         self.hub.record(round_record(self.party.index, r, trained if trained and trained["round"] == r else None, part))

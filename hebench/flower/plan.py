@@ -146,3 +146,4 @@ PARTITION_QUERY = "query.hebench_partition"  # which suite client a node is (the
 LEFT, SKIPPED, WEIGHT_TOTAL = "hebench-left", "hebench-skipped", "hebench-weight-total"
 PRE = "hebench-pre-weight"  # a training message's FedAvg weight for the node to apply before encryption (JSON)
 INITIAL_DIGEST = "initial"  # the digest naming the suite's seeded initial model (no aggregate yet)
+START_DIGEST = "hebench-start-digest"  # an aggregate's evaluate message: the global model its round started from

@@ -44,6 +44,7 @@ from hebench.flower.plan import (
     PRE,
     ROUND,
     SKIPPED,
+    START_DIGEST,
     WEIGHT_TOTAL,
     WEIGHTS,
     FlowerPlan,
@@ -81,6 +82,7 @@ class HEFedAvg(FedAvg):
         self.samples: dict[int, int] = {}  # partition -> the sample count its node stated (the FedAvg weights)
         self.pre_weights: dict[int, PreWeight] = {}  # this round's, where nodes weigh before encryption
         self._skipped = False  # the last training step had too few arrivals: no aggregate
+        self._start_digest = INITIAL_DIGEST  # the global model the current round started from
         self._transcript = transcript.open("ab") if transcript else None  # every reply, as received
 
     # --- keys ---------------------------------------------------------------------------
@@ -131,6 +133,7 @@ class HEFedAvg(FedAvg):
         epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
         adapter = self.adapter(epoch)
         config = ConfigRecord({ROUND: r, EPOCH: epoch})
+        self._start_digest = self._aggregate.get("digest", INITIAL_DIGEST)  # the model this round starts from
         if self._aggregate:  # every node received the aggregate in the evaluate step: name it, do not resend it
             config[GLOBAL_DIGEST] = self._aggregate["digest"]
         else:
@@ -278,6 +281,7 @@ class HEFedAvg(FedAvg):
             )
             if "weight_total" in agg:  # some selected nodes left: the sum carries the survivors' weights only
                 config[WEIGHT_TOTAL] = float(agg["weight_total"])
+            config[START_DIGEST] = self._start_digest  # compact adapters: the round's range scales come from it
         messages = list(super().configure_evaluate(server_round, arrays, config, grid))
         self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
         return messages

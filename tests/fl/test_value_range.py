@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.errors import PrecisionError
+from hebench.errors import PartyError, PrecisionError
 from hebench.fl.update import model_vector
 from hebench.fl.value_range import ValueRange
 from hebench.suite import Configuration
@@ -98,3 +98,19 @@ def test_survivors_renormalise_in_place_as_the_float64_division_did():
     assert peak < vector.nbytes // 2  # no float64 copy of the whole vector (2 x 24 MB before)
     frozen = np.frombuffer(np.float32([1.4, 2.8]).tobytes(), dtype=np.float32)  # a read-only aggregate is copied
     np.testing.assert_array_equal(renormalised(frozen, 1.4), np.float32([1.0, 2.0]))
+
+
+def test_a_fit_from_the_global_model_as_a_vector_equals_the_fit_from_the_model():
+    """A Flower node holds the global model as a vector: its scales must be the local client's, or the sums of
+    updates scaled by different clients (and the aggregate restored with other scales) would be wrong."""
+    model, vrange = _model(), ValueRange(clip=1.0, max_clipped=0.0)
+    sizes = [p.numel() for p in model.parameters()]
+    assert vrange.fit_vector(model_vector(model), sizes) == vrange.fit(model)
+    trained = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 3))
+    with torch.no_grad():
+        for i, p in enumerate(trained.parameters()):
+            p.mul_(3.0**i)  # from within the clip to 81 times it
+    sizes = [p.numel() for p in trained.parameters()]
+    assert vrange.fit_vector(model_vector(trained), sizes) == vrange.fit(trained)
+    with pytest.raises(PartyError, match="sizes add to"):
+        vrange.fit_vector(model_vector(trained), sizes[:-1])
