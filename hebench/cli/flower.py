@@ -25,7 +25,7 @@ def up(
 ) -> None:
     """Start a SuperLink and N SuperNodes on loopback and keep them up until Ctrl-C."""
     from hebench.flower import require_flower
-    from hebench.flower.federation import start_local_federation
+    from hebench.flower.federation import ends_federation, start_local_federation
 
     require_flower()
     local = start_local_federation(folder, nodes, tls=tls, auth=auth, engines=engines)
@@ -40,9 +40,13 @@ def up(
         console.print("registered node keys: " + ", ".join(f"{folder}/node-{i}.pub" for i in range(nodes)))
     console.print(f"logs: {folder}/logs   stop: Ctrl-C")
     try:
-        while all(proc.poll() is None for _, proc in local.procs):
+        noted: set[str] = set()  # SuperNodes (or engines) that exited: their clients are dropouts, the rest go on
+        while not any(ends_federation(name) for name in local.exited()):
+            for name in sorted(set(local.exited()) - noted):
+                err_console.print(f"note: {name} exited (its client is a dropout); see {folder}/logs", highlight=False)
+                noted.add(name)
             time.sleep(1)
-        dead = [name for name, proc in local.procs if proc.poll() is not None]
+        dead = [name for name in local.exited() if ends_federation(name)]
         err_console.print(f"[bold red]error:[/] {', '.join(dead)} exited; see {folder}/logs", highlight=False)
     except KeyboardInterrupt:
         pass

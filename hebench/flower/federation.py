@@ -271,6 +271,10 @@ class LocalFederation:
                 "see the SuperLink log",
             )
 
+    def exited(self) -> list[str]:
+        """The names of the processes that have exited."""
+        return [name for name, proc in self.procs if proc.poll() is not None]
+
     def stop(self) -> None:
         for _, proc in reversed(self.procs):
             if proc.poll() is None:
@@ -290,6 +294,13 @@ class LocalFederation:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def ends_federation(name: str) -> bool:
+    """Whether process ``name``'s exit ends a loopback federation: the SuperLink's, or client 0's SuperNode's or
+    engine's (client 0 evaluates every global model). Any other SuperNode (or its engine) that dies is its client's
+    dropout: a run on the federation goes on without that client (:class:`~hebench.flower.strategy.HEFedAvg`)."""
+    return name in ("superlink", "supernode-0", "engine-0")
 
 
 def console_script(name: str) -> str:

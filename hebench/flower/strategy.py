@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from flwr.app import ArrayRecord, ConfigRecord, Message, MessageType, MetricRecord, RecordDict
+from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
@@ -53,6 +54,8 @@ from hebench.flower.replies import pulled_one_by_one, record_of
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
 
+LOST = "lost"  # the phase a client whose SuperNode is gone left at (as a killed client process on the local runtime)
+
 
 class HEFedAvg(FedAvg):
     POLL_S = 0.2  # between passes over the replies not yet in (each pass: one pull per missing reply)
@@ -84,6 +87,9 @@ class HEFedAvg(FedAvg):
         self._skipped = False  # the last training step had too few arrivals: no aggregate
         self._start_digest = INITIAL_DIGEST  # the global model the current round started from
         self._transcript = transcript.open("ab") if transcript else None  # every reply, as received
+        self._lost: set[int] = set()  # partitions whose SuperNode is gone: dropouts from then on
+        self._chosen: list[int] = []  # this round's selection (partitions), its lost clients included
+        self._sent: dict[str, int] = {}  # message ID -> partition, of this step's messages
 
     # --- keys ---------------------------------------------------------------------------
 
@@ -127,7 +133,7 @@ class HEFedAvg(FedAvg):
         self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
     ) -> Iterable[Message]:
         self._round_started = time.perf_counter()
-        self._all_nodes(grid)  # fail with a reason instead of waiting forever in Flower's sampling
+        self._partitions(grid)  # fail with a reason instead of waiting forever in Flower's sampling
         self._traffic = {"bytes_received": 0, "bytes_sent": 0}
         r = server_round - 1
         epoch = epoch_of(r, self.plan.suite.training.key_rotation_rounds)
@@ -140,7 +146,7 @@ class HEFedAvg(FedAvg):
             config[INITIAL] = True  # nodes start from the suite's seeded model
         config["server-round"] = server_round
         nodes = self._sampled_nodes(grid, r)
-        self.pre_weights = self.pre_weights_for([self._partition_of[n] for n in nodes], adapter)
+        self.pre_weights = self.pre_weights_for(self._chosen, adapter)  # fixed up front, as the FedAvg weights
         if self.pre_weights:  # each node its own weight: a message of its own
             messages = []
             for n in nodes:
@@ -170,16 +176,21 @@ class HEFedAvg(FedAvg):
             aggregate = self.train_round(server_round, grid, timeout)
             messages = self.configure_evaluate(server_round, aggregate or ArrayRecord(), ConfigRecord(), grid)
             del aggregate
-            self.aggregate_evaluate(server_round, grid.send_and_receive(messages, timeout=timeout))
+            sent = [self._partition_of[m.metadata.dst_node_id] for m in messages]
+            self._sent = dict(zip(grid.push_messages(messages), sent, strict=True))
+            del messages
+            replies = pulled_one_by_one(grid, list(self._sent), timeout, self.POLL_S)
+            self.aggregate_evaluate(server_round, [m for m in replies if not self._gone(m, server_round - 1)])
 
     def train_round(self, server_round: int, grid: Grid, timeout: float) -> ArrayRecord | None:
         """Send the round's training messages, add each reply into the running sum as it is pulled; the aggregate
         (None: the round was skipped)."""
         messages = list(self.configure_train(server_round, ArrayRecord(), ConfigRecord(), grid))
-        chosen = [self._partition_of[m.metadata.dst_node_id] for m in messages]
-        ids = list(grid.push_messages(messages))
+        sent = [self._partition_of[m.metadata.dst_node_id] for m in messages]
+        self._sent = dict(zip(grid.push_messages(messages), sent, strict=True))
         del messages
-        return self.aggregate_replies(server_round, chosen, pulled_one_by_one(grid, ids, timeout, self.POLL_S))
+        replies = pulled_one_by_one(grid, list(self._sent), timeout, self.POLL_S)
+        return self.aggregate_replies(server_round, self._chosen, replies)
 
     def aggregate_replies(self, server_round: int, chosen: list[int], replies: Iterable[Message]) -> ArrayRecord | None:
         """FedAvg of the survivors among ``chosen``, their replies consumed one at a time: each is weighted, added
@@ -187,7 +198,9 @@ class HEFedAvg(FedAvg):
         sum and one reply whatever the number of clients. The weights (the sample counts the nodes stated, known
         before the round) are fixed up front; nodes that left (:mod:`hebench.faults`) are left out of the sum and
         the evaluate step tells the nodes what the survivors' weights add up to (they divide by it, as on the
-        local runtime). Fewer arrivals than ``training.min_clients``: the round is skipped (None)."""
+        local runtime). A chosen client whose SuperNode is gone (before the round, or Flower's NODE_UNAVAILABLE
+        reply in its place) left at phase 'lost'. Fewer arrivals than ``training.min_clients``: the round is
+        skipped (None)."""
         suite, r = self.plan.suite, server_round - 1
         epoch = epoch_of(r, suite.training.key_rotation_rounds)
         weights = fedavg_weights({i: self.samples[i] for i in chosen})
@@ -195,8 +208,17 @@ class HEFedAvg(FedAvg):
         total = RunningSum(self.adapter(epoch), weights, weighed)
         left: dict[int, str] = {}  # nodes that replied without an update: the phase they left at
         after_upload: dict[int, str] = {}  # nodes whose update is in the sum and that left once it was sent
+        for i in chosen:
+            if i in self._lost:  # its SuperNode was gone before the round: no message was sent
+                total.drop(i)
+                left[i] = LOST
         for reply in replies:
-            self._add_reply(reply, total, left, after_upload)
+            if self._gone(reply, r):
+                i = self._sent[reply.metadata.reply_to_message_id]
+                total.drop(i)
+                left[i] = LOST
+            else:
+                self._add_reply(reply, total, left, after_upload)
             del reply  # before the next is pulled
         missing = sorted(set(chosen) - total.added - total.dropped)
         if missing:
@@ -282,7 +304,10 @@ class HEFedAvg(FedAvg):
             if "weight_total" in agg:  # some selected nodes left: the sum carries the survivors' weights only
                 config[WEIGHT_TOTAL] = float(agg["weight_total"])
             config[START_DIGEST] = self._start_digest  # compact adapters: the round's range scales come from it
-        messages = list(super().configure_evaluate(server_round, arrays, config, grid))
+        config["server-round"] = server_round
+        record = RecordDict({self.arrayrecord_key: arrays, self.configrecord_key: config})
+        nodes = self._live_nodes(grid, server_round - 1)  # every node, but those whose SuperNode is gone
+        messages = list(self._construct_messages(record, nodes, MessageType.EVALUATE))
         self._traffic["bytes_sent"] += sum(payload_bytes(m.content) for m in messages)
         return messages
 
@@ -316,17 +341,21 @@ class HEFedAvg(FedAvg):
 
         Flower's own sampling draws node IDs from its generator; sampling suite clients by the suite's seed
         instead makes a Flower run train the same clients each round as a local run of the same suite.
+        The chosen clients whose SuperNode is gone are in ``self._chosen`` but get no message (they are 'lost').
         """
         suite = self.plan.suite
-        node_of = {p: n for n, p in self._partitions(grid).items()}
+        self._partitions(grid)
+        node_of = {self._partition_of[n]: n for n in self._live_nodes(grid, r)}
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
-        return [node_of[i] for i in chosen]
+        self._chosen = chosen
+        return [node_of[i] for i in chosen if i in node_of]
 
     def _partitions(self, grid: Grid) -> dict[int, int]:
-        """Node ID -> partition, asked of every node once (again if the node IDs change); one node per partition."""
-        nodes = self._all_nodes(grid)
-        if set(nodes) == set(self._partition_of):
+        """Node ID -> partition, asked of every node once (again if a node the run does not know joins); one node
+        per partition. Nodes that leave afterwards are lost clients (:meth:`_live_nodes`), not a new mapping."""
+        if self._partition_of and set(grid.get_node_ids()) <= set(self._partition_of):
             return self._partition_of
+        nodes = self._all_nodes(grid)
         with self.meter.phase("connect"):
             query = self._messages(nodes, PARTITION_QUERY, ConfigRecord())
             replies = self._replies(grid.send_and_receive(query, timeout=self.plan.suite.measure.timeout_s))
@@ -337,6 +366,47 @@ class HEFedAvg(FedAvg):
             for m in replies
         }
         return self._partition_of
+
+    # --- SuperNodes that are gone: their clients are dropouts ('lost') ------------------
+
+    def _live_nodes(self, grid: Grid, r: int) -> list[int]:
+        """The known nodes still connected (by partition), the clients of those that left marked lost. Flower
+        keeps a node listed until its heartbeat is overdue (HEARTBEAT_PATIENCE x its interval)."""
+        if not self._partition_of:
+            return self._all_nodes(grid)
+        present = set(grid.get_node_ids())
+        for node, i in sorted(self._partition_of.items(), key=lambda item: item[1]):
+            if node not in present:
+                self._lose(i, r, "its SuperNode left the federation (no heartbeat)")
+        return sorted(
+            (n for n, i in self._partition_of.items() if n in present and i not in self._lost),
+            key=lambda n: self._partition_of[n],
+        )
+
+    def _gone(self, reply: Message, r: int) -> bool:
+        """Whether ``reply`` is Flower's NODE_UNAVAILABLE in place of a reply to one of this step's messages (its
+        SuperNode stopped sending heartbeats: killed, crashed, cut off); the client is then lost."""
+        if not reply.has_error() or reply.error.code != ErrorCode.NODE_UNAVAILABLE:
+            return False
+        i = self._sent.get(reply.metadata.reply_to_message_id)
+        if i is None:
+            return False  # not a message of ours: :meth:`_replies` names the error
+        self._lose(i, r, f"its SuperNode is unavailable ({reply.error.reason})")
+        return True
+
+    def _lose(self, i: int, r: int, why: str) -> None:
+        """Client ``i`` is out of the run from round ``r`` on: a dropout at phase 'lost' (its rounds complete with
+        the others), reported to the run as a lost party. Client 0 evaluates every global model: its loss ends the
+        run, as does any loss in a mode that does not go on without a client."""
+        if i in self._lost:
+            return
+        if i == 0 or not self.plan.suite.faults_tolerated(self.plan.config):
+            mode = self.plan.config.mode
+            role = "client 0 evaluates every global model" if i == 0 else f"{mode} does not go on without a client"
+            raise PartyError(f"client {i}: {why}; {role}", f"see the federation's logs (supernode-{i}) and rerun")
+        self._lost.add(i)
+        problem = f"{why} in round {r}"
+        self.hub.record({"kind": "party_error", "role": f"client-{i}", "problem": problem, "fix": ""})
 
     # --- helpers ------------------------------------------------------------------------
 

@@ -261,3 +261,61 @@ def test_compact_nodes_weigh_before_encryption_so_unequal_counts_need_no_headroo
     got = np.concatenate([keys.decrypt(keys.deserialize(b)) for b in blobs])
     want = sum(SAMPLES[i] * v.astype(np.float64) for i, v in vectors.items()) / sum(SAMPLES.values())
     assert np.max(np.abs(got - want)) <= keys.info().precision
+
+
+class GoneGrid(FakeGrid):
+    """A FakeGrid whose SuperNodes ``gone`` are dead: Flower answers their messages with NODE_UNAVAILABLE (once
+    their heartbeat is overdue) and, with ``unlisted``, no longer lists them."""
+
+    def __init__(self, vectors: dict[int, np.ndarray], gone: set[int]) -> None:
+        super().__init__(vectors)
+        self.gone, self.unlisted = gone, False
+
+    def get_node_ids(self):
+        return [n for n, i in self.partition_of.items() if not (self.unlisted and i in self.gone)]
+
+    def pull_messages(self, message_ids):
+        from flwr.app import Error
+        from flwr.common.constant import ErrorCode
+
+        (message_id,) = message_ids
+        asked = self.pushed[message_id]
+        i = self.partition_of[asked.metadata.dst_node_id]
+        if i not in self.gone:
+            return super().pull_messages(message_ids)
+        if i in self.done:
+            return []
+        self.done.add(i)
+        return [Message(Error(ErrorCode.NODE_UNAVAILABLE, "Node Unavailable"), reply_to=asked)]
+
+    def _waiting(self) -> set[int]:
+        return super()._waiting() - (self.gone if self.unlisted else set())  # a node sent nothing never replies
+
+
+def test_a_node_flower_reports_unavailable_is_lost_for_this_round_and_the_next(tmp_path, identity):
+    vectors = _vectors()
+    grid = GoneGrid(vectors, gone={2})
+    strategy = _strategy(tmp_path)
+    assert strategy.train_round(1, grid, timeout=20) is not None
+    record = strategy._round_record
+    assert (
+        record["arrived"] == [0, 1, 3]
+        and record["dropped"] == {"2": "lost"}
+        and set(record["weights"]) == {"0", "1", "3"}
+    )
+    (note,) = [r for r in strategy.hub.recorded if r["kind"] == "party_error"]  # the runner's party_lost
+    assert note["role"] == "client-2" and "unavailable" in note["problem"]
+    grid.unlisted, grid.done = True, set()  # the node is gone from Flower's list: no message is sent to it again
+    pushed = len(grid.pushed)
+    assert strategy.train_round(2, grid, timeout=20) is not None
+    assert len(grid.pushed) - pushed == CLIENTS - 1
+    assert strategy._round_record["dropped"] == {"2": "lost"} and strategy._round_record["selected"] == [0, 1, 2, 3]
+    evaluate = strategy.configure_evaluate(2, ArrayRecord(), ConfigRecord(), grid)
+    assert sorted(grid.partition_of[m.metadata.dst_node_id] for m in evaluate) == [0, 1, 3]
+    assert len([r for r in strategy.hub.recorded if r["kind"] == "party_error"]) == 1  # noted once
+
+
+def test_a_lost_client_0_ends_the_run_with_a_clear_error(tmp_path, identity):
+    grid = GoneGrid(_vectors(), gone={0})
+    with pytest.raises(PartyError, match="client 0 evaluates every global model"):
+        _strategy(tmp_path).train_round(1, grid, timeout=20)
