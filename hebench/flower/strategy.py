@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable
+from logging import INFO
 from pathlib import Path
 from typing import Any
 
 from flwr.app import ArrayRecord, ConfigRecord, Message, MessageType, MetricRecord, RecordDict
 from flwr.common.constant import ErrorCode
+from flwr.common.logger import log
 from flwr.serverapp import Grid
 from flwr.serverapp.strategy import FedAvg
 
@@ -172,7 +174,10 @@ class HEFedAvg(FedAvg):
         """Every round: the training step (replies pulled and summed one at a time), then the aggregate (or that
         the round was skipped) to every node, which evaluates it. Flower's ``start`` would instead hand the
         strategy every training reply at once (``send_and_receive``): the server would hold them all."""
-        for server_round in range(1, self.plan.suite.training.rounds + 1):
+        rounds = self.plan.suite.training.rounds
+        for server_round in range(1, rounds + 1):
+            log(INFO, "")
+            log(INFO, "[ROUND %s/%s]", server_round, rounds)  # as Flower's own loop logs each round
             aggregate = self.train_round(server_round, grid, timeout)
             messages = self.configure_evaluate(server_round, aggregate or ArrayRecord(), ConfigRecord(), grid)
             del aggregate
