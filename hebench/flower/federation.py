@@ -282,9 +282,10 @@ class LocalFederation:
                     os.killpg(proc.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
+        deadline = time.monotonic() + 10  # one grace period for them all, not 10 s each (7 processes: 70 s)
         for _, proc in self.procs:
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
