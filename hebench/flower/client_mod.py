@@ -21,6 +21,7 @@ from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
 from hebench.fl.chunks import chunks_of
 from hebench.fl.cipher import Cipher
+from hebench.fl.client import renormalised
 from hebench.fl.meter import PhaseMeter, merge_phases
 from hebench.fl.update import layer_sizes
 from hebench.fl.update import split as split_layers
@@ -125,7 +126,7 @@ class ClientStep:
         vector = join(decrypted, np.concatenate(clear) if clear else np.empty(0), self.party.mask(self.context))
         weight_total = float(config.get(WEIGHT_TOTAL, 1.0))
         if weight_total != 1.0:  # FedAvg over the survivors: the sum carries their weights only (as on local)
-            vector = (vector.astype(np.float64) / weight_total).astype(np.float32)
+            vector = renormalised(vector, weight_total)
         if self.range is not None:  # undo the scales the round's updates were sent with (the same round's fit)
             start = config.get(START_DIGEST)
             if start is None:

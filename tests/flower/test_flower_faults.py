@@ -17,16 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
-from typer.testing import CliRunner
 
-from hebench.cli.main import app
 from hebench.crypto import create_adapter
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
+from tests.flower.sim_run import run_on_flower_sim
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 pytest.importorskip("ray", reason="flwr[simulation] (Ray) is not installed")
@@ -57,13 +55,7 @@ SUITE = {
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("flower-sim-faults")
-    suite_file = out / "suite.yaml"
-    suite_file.write_text(yaml.safe_dump(SUITE))
-    args = ["run", str(suite_file), "--engine", "flower-sim", "--out", str(out / "run"), "--format", "json"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    return out / "run"
+    return run_on_flower_sim(tmp_path_factory.mktemp("flower-sim-faults"), SUITE)[0]
 
 
 @pytest.fixture(scope="module", params=["process", "pool"])

@@ -23,6 +23,7 @@ from hebench.results import read_records
 from hebench.runtime.runner import Runner
 from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
+from tests.flower.sim_run import run_on_flower_sim
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 pytest.importorskip("ray", reason="flwr[simulation] (Ray) is not installed")
@@ -52,14 +53,9 @@ SUITE = {
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory) -> Path:
     """The suite as a user runs it: ``hebench run SUITE --engine flower-sim``."""
-    out = tmp_path_factory.mktemp("flower-sim")
-    suite_file = out / "suite.yaml"
-    suite_file.write_text(yaml.safe_dump(SUITE))
-    args = ["run", str(suite_file), "--engine", "flower-sim", "--out", str(out / "run"), "--format", "json"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    assert "Ray" not in result.output and "INFO" not in result.output  # Ray's and Flower's noise went to the logs
-    return out / "run"
+    run, output = run_on_flower_sim(tmp_path_factory.mktemp("flower-sim"), SUITE)
+    assert "Ray" not in output and "INFO" not in output  # Ray's and Flower's noise went to the logs
+    return run
 
 
 @pytest.fixture(scope="module", params=["process", "pool"])
