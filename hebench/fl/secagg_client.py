@@ -14,7 +14,9 @@ A lying aggregator cannot collect both secrets of one client: this client refuse
 contradicts what the aggregator declared earlier in the round (a client once called dropped never gets
 its seed share revealed, and the reverse), refuses to call itself dropped, and refuses a neighbour list
 so long that t shares of each secret could come from disjoint holders (it needs 2t > holders; the suite
-validator requires t > num_shares / 2 for the same reason).
+validator requires t > num_shares / 2 for the same reason). It also refuses to upload when fewer than t - 1
+neighbours' shares reached it (as Flower's secaggplus_mod does): an aggregator withholding them would have it
+mask with almost nobody, then rebuild its self mask from its seed's shares and read its update.
 """
 
 from __future__ import annotations
@@ -128,6 +130,14 @@ class SecAggClientRound:
                     raise PartyError(f"secagg: a share from {j} is addressed {src}->{dst}", "the relay swapped shares")
                 self.held[j] = (seed_share, key_share)
                 self.masked_with.append(j)
+            if len(self.masked_with) + 1 < threshold:  # as Flower's secaggplus_mod refuses it
+                raise PartyError(
+                    f"secagg: client {self.index} got shares from {len(self.masked_with)} of its "
+                    f"{len(self.neighbours)} neighbours (threshold {threshold}): its upload would carry too few "
+                    "pairwise masks (an aggregator withholding the others' shares, then asking for its seed's "
+                    "shares, would read it); refused",
+                    "too many neighbours were lost before sharing; if none were, do not trust this aggregator",
+                )
 
     def _check_model(self, neighbour: int, plain: bytes) -> bytes:
         """The share plaintext without the neighbour's model digest, after checking it equals this client's own:

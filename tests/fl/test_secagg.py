@@ -280,3 +280,27 @@ def test_a_client_refuses_to_call_itself_dropped_or_to_share_with_too_many_neigh
     with pytest.raises(PartyError, match="given 4 neighbours"):
         c.share_keys()
     assert c.channel.sent == []  # no share left the client
+
+
+def test_a_client_whose_inbox_holds_too_few_neighbours_shares_refuses_to_upload():
+    """An aggregator that withholds a client's neighbours' shares would have it mask with nobody but itself, then
+    rebuild its self mask from its seed's shares and read its update: the client refuses (as Flower's mod does)."""
+
+    class Fake:
+        def __init__(self, *msgs):
+            self.msgs, self.sent = list(msgs), []
+
+        def recv(self, kind):
+            return self.msgs.pop(0)
+
+        def send(self, msg):
+            self.sent.append(msg)
+
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2)  # 2 neighbours; threshold 2 of 3 holders
+    keys = [public_bytes(ec.generate_private_key(CURVE)) for _ in range(4)]
+    told = Message("sa_neighbours", {"weight": 0.5, "neighbours": [1, 2]}, tuple(keys))
+    c = SecAggClientRound(0, Fake(told, Message("sa_inbox", {"from": []}, ())), params, PhaseMeter())
+    c.share_key, c.mask_key = ec.generate_private_key(CURVE), ec.generate_private_key(CURVE)
+    with pytest.raises(PartyError, match="shares from 0 of its 2 neighbours"):
+        c.share_keys()
+    assert [m.kind for m in c.channel.sent] == ["sa_shares"]  # it shared its own keys, and stops there
