@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hebench.config.suite import apply_overrides, load_suite, parse_suite
 from hebench.crypto import create_adapter, wire
 from hebench.crypto.base import CIPHERTEXT_MAGIC, KEYS_MAGIC
 from hebench.crypto.registry import load_adapter
 from hebench.errors import HebenchError
 from hebench.net.transport import Message, decode, encode
-from hebench.suite import apply_overrides, load_suite, parse_suite
 from tests.conftest import INSTALLED, fast_params
 
 FUZZ = settings(

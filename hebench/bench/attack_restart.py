@@ -17,11 +17,11 @@ from typing import Any
 import torch
 
 from hebench.data.natural import CLASSES, load_natural_tensors
-from hebench.inversion.attacks import reconstruct
+from hebench.inversion.attacks.optimisation import reconstruct
 from hebench.inversion.evaluate import init_model
-from hebench.inversion.observation import Observation, observe, victim_gradients
 from hebench.inversion.parallel import RestartPool, default_workers
 from hebench.inversion.recipes import load_recipe
+from hebench.inversion.views.observation import Observation, observe, victim_gradients
 
 SHAPE = (3, 32, 32)
 

@@ -35,10 +35,10 @@ from typing import Any
 import yaml
 from scipy import stats
 
+from hebench.analysis.success import SUCCESS_SSIM
+from hebench.config.suite import DataSpec
 from hebench.inversion.evaluate import AttackPlan, run_plan, summarize
 from hebench.inversion.recipes import RECIPES
-from hebench.inversion.success import SUCCESS_SSIM
-from hebench.suite import DataSpec
 
 REFERENCE = {
     "source": "issue #29: breaching 0.1.2 Inverting Gradients (TV 0.2) on hebench's LeNet and natural patches",

@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 import psutil
 
+from hebench.config.suite import parse_suite
 from hebench.crypto.registry import status
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 MB = 1 << 20
 AGGREGATOR_SLACK = 512 * MB

@@ -16,12 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hebench.analysis.summary import summarize_run
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
 from hebench.results.records import Record
-from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 CLIENT_HE_PHASES = ("encrypt", "serialize", "deserialize", "decrypt")
 SECAGG_BYTES_PER_VALUE = 8.0  # Flower SecAgg+: masked values travel as 64-bit integers

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from hebench.fl.dp import SampleLevelDP
-from hebench.fl.dp_noise import NoiseSource, SecretNoise
+from hebench.config.suite import DPSpec, TrainingSpec
 from hebench.fl.training import train_locally
 from hebench.models import build_model, parameter_count
-from hebench.suite import DPSpec, TrainingSpec
+from hebench.protections.dp.mechanism import SampleLevelDP
+from hebench.protections.dp.noise import NoiseSource, SecretNoise
 
 CNN_VALUES = 1_206_590
 

@@ -32,7 +32,7 @@ import numpy as np
 from hebench.faults import FaultsSpec, fault_for
 
 if TYPE_CHECKING:
-    from hebench.modes.params import SecAggParams
+    from hebench.protections.params import SecAggParams
 
 RATES = (0.0, 0.1, 0.2, 0.3)
 CLIENTS = (32, 100)
@@ -78,10 +78,10 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
     7 shares and threshold 4 by default)."""
     from hebench.errors import PartyError
     from hebench.fl.meter import PhaseMeter
-    from hebench.fl.secagg_client import SecAggClientRound
-    from hebench.fl.secagg_server import collect_secagg
-    from hebench.modes.params import SecAggParams
     from hebench.net.transport import Message, accept, connect, listen
+    from hebench.protections.params import SecAggParams
+    from hebench.protections.secagg.client import SecAggClientRound
+    from hebench.protections.secagg.server import collect_secagg
 
     class LeavesAfterSharing(SecAggClientRound):
         def run(self, vector: np.ndarray, samples: int, meta: dict) -> None:

@@ -11,13 +11,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hebench.analysis.summary import summarize_run
+from hebench.config.suite import parse_suite
 from hebench.crypto.registry import status
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.results import read_records
 from hebench.results.records import PartyRoundRecord
-from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 HE_PHASES = ("encrypt", "serialize", "deserialize", "decrypt")
 LATTICE = ("tenseal-ckks", "tenseal-bfv", "pyfhel-ckks", "pyfhel-bfv")

@@ -1,6 +1,6 @@
 """The Flower server's peak memory against the number of clients (issue #30's aggregator-memory goal).
 
-Two measurements. ``strategy``: hebench's Flower strategy alone (:class:`~hebench.flower.strategy.HEFedAvg`)
+Two measurements. ``strategy``: hebench's Flower strategy alone (:class:`~hebench.runtime.flower.strategy.HEFedAvg`)
 summing N CKKS replies from a stand-in Grid, each reply a fresh copy of one encrypted update built when it is
 pulled, in a fresh process per row, its peak RSS (``VmHWM``, reset before the step) over the training step:
 ``streamed`` (the strategy's own loop: each reply pulled alone and dropped after it is added) against
@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
 from hebench.results.records import PartyRoundRecord
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 
 def memory_suite(clients: int, hidden: int, adapter: str) -> dict[str, Any]:
@@ -55,7 +55,7 @@ def flower_memory(clients: tuple[int, ...] = (2, 6), hidden: int = 512, adapter:
 
 
 def flower_sim_memory(clients: tuple[int, ...], hidden: int, adapter: str) -> dict:
-    from hebench.flower.simulation import FlowerSimRuntime
+    from hebench.runtime.flower.simulation import FlowerSimRuntime
 
     rows = []
     for n in clients:
@@ -87,7 +87,7 @@ class _Grid:
     def send_and_receive(self, messages: Any, timeout: float | None = None) -> list[Any]:
         from flwr.app import Message, MetricRecord, RecordDict
 
-        from hebench.flower.plan import CLIENT
+        from hebench.runtime.flower.plan import CLIENT
 
         replies = []
         for m in messages:  # the partition query
@@ -106,8 +106,8 @@ class _Grid:
     def pull_messages(self, message_ids: Any) -> list[Any]:
         from flwr.app import Message, MetricRecord, RecordDict
 
-        from hebench.flower.codec import update_record
-        from hebench.flower.plan import CLIENT
+        from hebench.runtime.flower.codec import update_record
+        from hebench.runtime.flower.plan import CLIENT
 
         replies = []
         for message_id in message_ids:
@@ -135,10 +135,10 @@ def _strategy_row(clients: int, hidden: int, adapter: str, whole: bool, out: Any
     from hebench.crypto import create_adapter, load_adapter
     from hebench.fl.cipher import KeyHolderCipher
     from hebench.fl.meter import PhaseMeter
-    from hebench.flower.plan import FlowerPlan
-    from hebench.flower.replies import pulled_one_by_one
-    from hebench.flower.strategy import HEFedAvg
     from hebench.measure.memory import peak_rss_bytes
+    from hebench.runtime.flower.plan import FlowerPlan
+    from hebench.runtime.flower.replies import pulled_one_by_one
+    from hebench.runtime.flower.strategy import HEFedAvg
 
     for field in ("_run_id", "_node_id", "_task_id"):  # what a ServerApp process has set
         setattr(TaskIdentity, field, 1)

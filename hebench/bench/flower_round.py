@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
 from hebench.results.records import ConfigurationRecord, PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 HOST_PHASES = ("train", "encrypt", "serialize", "deserialize", "decrypt", "evaluate", "keys", "connect")
 
@@ -70,8 +70,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def flower_round(rounds: int = 3, adapter: str = "tenseal-ckks", model: str = "cnn_dropout") -> dict[str, Any]:
-    from hebench.flower.runner import FlowerRuntime
-    from hebench.runtime.local import LocalRuntime
+    from hebench.runtime.flower.runner import FlowerRuntime
+    from hebench.runtime.local.processes import LocalRuntime
 
     data_path = FEMNIST_SAMPLE if FEMNIST_SAMPLE.is_dir() else None
     suite = parse_suite(flower_suite(rounds, adapter, model, data_path))

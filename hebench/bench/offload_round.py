@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
 from hebench.results.records import PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 
 def offload_suite(rounds: int, adapter: str, data_path: Path | None) -> dict[str, Any]:

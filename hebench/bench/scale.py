@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import psutil
 
+from hebench.config.suite import parse_suite
 from hebench.crypto.registry import status
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 CLIENTS = (8, 32, 128, 256)
 SIM_CLIENTS, SIM_PER_ROUND = 1000, 100
@@ -100,7 +100,7 @@ def measure_sim_run(
 ) -> dict[str, Any]:
     """One flower-sim run: server CPU (its phases' thread time) and bytes and a trained client's CPU per
     steady round, the hub's key service over the run, wall, peak memory."""
-    from hebench.flower.simulation import FlowerSimRuntime
+    from hebench.runtime.flower.simulation import FlowerSimRuntime
 
     with tempfile.TemporaryDirectory() as tmp, MemorySampler() as memory:
         began = time.time()

@@ -20,11 +20,11 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from hebench.config.suite import NetworkSpec
 from hebench.links.plan import MBIT, Link, PartyLink, plan_network
 from hebench.links.segments import wire_bytes
 from hebench.net.shaping.shaper import PartyShaper
 from hebench.net.shaping.wire import ShapedConnection
-from hebench.suite import NetworkSpec
 
 SIZES = (64_000, 1_000_000, 4_000_000, 16_000_000, 64_000_000)
 

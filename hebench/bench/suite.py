@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hebench.bench.libraries import DEFAULT_ADAPTERS, DEFAULT_SIZES, compare
 from hebench.crypto.registry import status
+from hebench.heops.compare import DEFAULT_ADAPTERS, DEFAULT_SIZES, compare
 from hebench.measure.environment import capture
 
 
@@ -112,14 +112,14 @@ def main() -> None:
         (args.out / "main_command.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "flower_round" in only:
         from hebench.bench.flower_round import flower_round
-        from hebench.flower import require_flower
+        from hebench.runtime.flower import require_flower
 
         require_flower()
         result = flower_round()
         (args.out / "flower_round.json").write_text(json.dumps({"environment": env, **result}, indent=2))
     if "flower_memory" in only:
         from hebench.bench.flower_memory import flower_memory
-        from hebench.flower import require_flower
+        from hebench.runtime.flower import require_flower
 
         require_flower()
         result = flower_memory()

@@ -20,12 +20,12 @@ from cryptography.fernet import Fernet
 
 from hebench.bench.protections_scale import PARAMETERS, pair
 from hebench.crypto.registry import create_adapter, load_adapter, status
-from hebench.fl.decryptor import open_sealed
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.secagg_client import SecAggClientRound
-from hebench.fl.secagg_server import collect_secagg
-from hebench.modes.params import SecAggParams
-from hebench.selective.split import PLAIN
+from hebench.protections.decryptor_he.decryptor import open_sealed
+from hebench.protections.params import SecAggParams
+from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.server import collect_secagg
+from hebench.protections.selective.split import PLAIN
 
 CLIENTS = 8
 

@@ -21,7 +21,7 @@ from rich import box
 from rich.table import Table
 
 from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
-from hebench.cli.legend import label_keys, print_legend
+from hebench.cli.render.legend import label_keys, print_legend
 from hebench.errors import ParameterError
 from hebench.results.units import fmt_score
 
@@ -156,8 +156,8 @@ def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
 
 def _ad_hoc_plans(values: dict[str, Any]) -> list[AttackPlan]:
     """One view described by the options (several attackers side by side under selective encryption)."""
+    from hebench.config.suite import DataSpec, SelectiveSpec
     from hebench.inversion.evaluate import AttackPlan
-    from hebench.suite import DataSpec, SelectiveSpec
 
     view = values["view"]
     selective = None
@@ -239,10 +239,10 @@ def attack(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Reconstruct private images from what the aggregator receives, and score the leakage."""
+    from hebench.config.suite import load_suite
     from hebench.inversion.campaign import plans_for, recorded_plans, run_campaign
     from hebench.inversion.recipes import load_recipe
     from hebench.results import ResultWriter
-    from hebench.suite import load_suite
 
     start = time.perf_counter()
     values = dict(ctx.params)

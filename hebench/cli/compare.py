@@ -16,14 +16,14 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
-from hebench.bench.libraries import DEFAULT_ADAPTERS, DEFAULT_SIZES, calibration, compare
+from hebench.analysis.compare_runs import ALPHA, ConfigComparison, MetricComparison, compare_runs
 from hebench.cli.common import OutputFormat, console, handle_errors, parse_assignments, print_json, split_list
 from hebench.crypto.registry import status
 from hebench.errors import ParameterError
+from hebench.heops.compare import DEFAULT_ADAPTERS, DEFAULT_SIZES, calibration, compare
 from hebench.measure.environment import capture
 from hebench.results import ResultWriter
 from hebench.results import units as U
-from hebench.results.compare_runs import ALPHA, ConfigComparison, MetricComparison, compare_runs
 
 
 class _RunsByDefault(TyperGroup):

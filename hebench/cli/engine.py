@@ -9,7 +9,7 @@ import typer
 from hebench.cli.common import console, err_console, handle_errors, split_list
 from hebench.errors import ParameterError
 from hebench.net.certs import CA_KEY, TLSFiles, common_name, make_certificates, served_host
-from hebench.offload.engine import EngineConfig, serve
+from hebench.protections.offload.engine import EngineConfig, serve
 
 app = typer.Typer(help="Offload engines: the party that holds the keys, as a SmartNIC/DPU would.", no_args_is_help=True)
 

@@ -24,8 +24,8 @@ def up(
     ),
 ) -> None:
     """Start a SuperLink and N SuperNodes on loopback and keep them up until Ctrl-C."""
-    from hebench.flower import require_flower
-    from hebench.flower.federation import ends_federation, start_local_federation
+    from hebench.runtime.flower import require_flower
+    from hebench.runtime.flower.federation import ends_federation, start_local_federation
 
     require_flower()
     local = start_local_federation(folder, nodes, tls=tls, auth=auth, engines=engines)
@@ -65,8 +65,8 @@ def certs(
 
     Give SuperNodes the CA (node config hebench-hub-ca=OUTDIR/ca.pem); the key stays with `hebench run`.
     """
-    from hebench.flower.hub_wire import HUB_ROLE
     from hebench.net.certs import make_certificates
+    from hebench.runtime.flower.hub_wire import HUB_ROLE
 
     files = make_certificates(outdir, hosts=0, server_hosts=tuple(hub_host), days=days, server_role=HUB_ROLE)
     console.print(f"hub certificate {files[HUB_ROLE].cert} for {', '.join(hub_host)}; CA {files[HUB_ROLE].ca}")

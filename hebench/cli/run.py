@@ -23,9 +23,9 @@ from hebench.cli.common import (
     round_text,
 )
 from hebench.cli.show import print_run_view, run_view
+from hebench.config.suite import Suite, load_suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder, unused_name
-from hebench.suite import Suite, load_suite
 
 if TYPE_CHECKING:
     from hebench.runtime.runner import RunEvent, Runner
@@ -82,7 +82,7 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
         raise ParameterError("--federation needs --engine flower", "add --engine flower")
     if engine is Engine.hebench:
         return Runner(suite, run_dir, on_event)
-    from hebench.flower import require_flower
+    from hebench.runtime.flower import require_flower
 
     local_only = [c.label for c in suite.configurations if c.spec.flower_cipher is None]
     if local_only:  # their parties (secagg's rounds, share holders, the decryptor) exist on the local runtime only
@@ -92,11 +92,11 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
         )
     require_flower()
     if engine is Engine.flower_sim:
-        from hebench.flower.simulation import FlowerSimRuntime
+        from hebench.runtime.flower.simulation import FlowerSimRuntime
 
         return Runner(suite, run_dir, on_event, FlowerSimRuntime())
-    from hebench.flower.federation import Federation
-    from hebench.flower.runner import FlowerRuntime
+    from hebench.runtime.flower.federation import Federation
+    from hebench.runtime.flower.runner import FlowerRuntime
 
     return Runner(suite, run_dir, on_event, FlowerRuntime(Federation.load(federation) if federation else None))
 

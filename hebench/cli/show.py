@@ -9,13 +9,13 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from hebench.analysis.load_flags import load_notes
+from hebench.analysis.summary import SummaryRow, summarize_run
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json
 from hebench.results.calibration import read_calibration
-from hebench.results.load_flags import load_notes
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, Record, RunFailedRecord, RunRecord
 from hebench.results.run_folder import RunFolder, results_file
-from hebench.results.summary import SummaryRow, summarize_run
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,13 @@ def run_view(path: Path) -> RunView:
 
 
 def print_run_view(out: Console, view: RunView) -> None:
-    """The summary tables and notes (:func:`hebench.cli.summary.print_summary`), the per-link table when
+    """The summary tables and notes (:func:`hebench.cli.render.summary.print_summary`), the per-link table when
     configurations ran on links, the leakage table, then
-    "what to choose" with its evidence (:func:`hebench.cli.summary.print_verdicts`)."""
+    "what to choose" with its evidence (:func:`hebench.cli.render.summary.print_verdicts`)."""
     from hebench.cli.attack import attack_table
-    from hebench.cli.legend import label_keys, print_legend
-    from hebench.cli.links import links_table
-    from hebench.cli.summary import print_summary, print_verdicts
+    from hebench.cli.render.legend import label_keys, print_legend
+    from hebench.cli.render.links import links_table
+    from hebench.cli.render.summary import print_summary, print_verdicts
 
     keys = print_summary(out, view.rows, view.notes, view.run) if view.rows else {}
     if (links := links_table(view.records, keys)) is not None:  # configurations that ran on links

@@ -13,9 +13,9 @@ from click.core import ParameterSource
 from rich import box
 from rich.table import Table
 
-from hebench.bench.tune import Candidate, Measurement, model_parameters, suite_block, suite_target, tune
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar, split_list
 from hebench.errors import ParameterError
+from hebench.heops.tune import Candidate, Measurement, model_parameters, suite_block, suite_target, tune
 
 
 def _bits(bits: str, precision: float | None, clip: float) -> list[int]:
@@ -90,7 +90,7 @@ def tune_command(
                     f"--{name} is decided by the suite (its clients and their sample counts)",
                     f"drop --{name}, or tune with --model/--parameters instead of a suite",
                 )
-        from hebench.suite import load_suite
+        from hebench.config.suite import load_suite
 
         target = suite_target(load_suite(suite_file))
         count, clients, headroom, samples = target.parameters, target.clients, target.headroom, target.samples

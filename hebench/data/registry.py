@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from hebench.config.suite import DataSpec
 from hebench.data.cache import cache_dir, femnist_sample
 from hebench.data.federated import ClientData, FederatedData
 from hebench.data.fetch import resolve
@@ -15,7 +16,6 @@ from hebench.data.presence import CIFAR_FOLDERS as FOLDERS
 from hebench.data.presence import TORCHVISION_SETS, find_cifar
 from hebench.data.splits import partition
 from hebench.errors import DatasetError
-from hebench.suite import DataSpec
 
 
 def _centralised(spec: DataSpec, seed: int, x: torch.Tensor, y: torch.Tensor, name: str, classes: int) -> FederatedData:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hebench.faults.spec import PHASES, FaultsSpec
+from hebench.config.faults import PHASES, FaultsSpec
 
 _TAG = 0x0FA17  # keeps the fault stream apart from every other use of the seed
 

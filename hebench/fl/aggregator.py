@@ -20,8 +20,8 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.running_sum import RunningSum, SumStream, Update
 from hebench.fl.streams import receive_uploads, send_aggregate
-from hebench.modes.spec import resolve
 from hebench.net.transport import Channel, Message, accept, connect, listen
+from hebench.protections.spec import resolve
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
 
 SUM_UPLOADS = "hebench.fl.aggregator:sum_uploads"

@@ -3,7 +3,7 @@
 A cipher turns the update's pieces into wire blobs and an aggregate's blobs
 back into a vector, charging the client's phases to its :class:`PhaseMeter`.
 The key-holder variant holds the epoch's secret key set itself (host-he; raw
-with the plain adapter); the engine variant (:mod:`hebench.offload.cipher`)
+with the plain adapter); the engine variant (:mod:`hebench.protections.offload.cipher`)
 asks a separate engine and never sees a key.
 """
 
@@ -20,7 +20,7 @@ from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
 from hebench.fl.chunks import chunks_of, values_per_chunk
 from hebench.fl.meter import PhaseMeter
-from hebench.selective.split import PLAIN
+from hebench.protections.selective.split import PLAIN
 
 
 class Cipher(ABC):

@@ -23,11 +23,11 @@ from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.update import layer_sizes, model_vector
 from hebench.fl.update import split as split_layers
 from hebench.fl.value_range import RangeFit, ValueRange
-from hebench.modes.spec import resolve
 from hebench.net.shaping import scope as shaping
 from hebench.net.transport import Message
+from hebench.protections.selective.split import join, split
+from hebench.protections.spec import resolve
 from hebench.results.records import MaskAgreementRecord, PartySetupRecord
-from hebench.selective.split import join, split
 
 
 class Client:

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from hebench.errors import PeerClosedError
-from hebench.fl.decryptor_keys import serve_decryptor_keys
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
-from hebench.modes import KeyHolders
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
 from hebench.net.refusals import Refusal
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Door, Message, accept, listen
+from hebench.protections import KeyHolders
+from hebench.protections.decryptor_he.keys import serve_decryptor_keys
 from hebench.results.records import SecurityNoteRecord
 
 

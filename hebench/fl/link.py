@@ -3,7 +3,7 @@
 The client's round is the same in every mode; the link is what differs. A
 :class:`DirectLink` talks to the aggregator itself and encrypts with a
 :class:`~hebench.fl.cipher.Cipher` (raw, host-he). The offload link
-(:mod:`hebench.offload.link`) streams plaintext to the client's engine, which
+(:mod:`hebench.protections.offload.link`) streams plaintext to the client's engine, which
 encrypts, forwards the ciphertext to the aggregator as the client's proxy and
 returns the decrypted aggregate.
 """
@@ -25,10 +25,10 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.shared_keys import SHARED_KEYS
 from hebench.fl.streams import AGGREGATE_CHUNKS, read_aggregate
-from hebench.modes import KeyHolders
 from hebench.net.transport import Channel, Message, connect
+from hebench.protections import KeyHolders
+from hebench.protections.selective.split import PLAIN
 from hebench.results.fields import EngineReport
-from hebench.selective.split import PLAIN
 
 
 @dataclass(frozen=True)

@@ -16,18 +16,18 @@ import numpy as np
 import torch
 
 from hebench.fl.aggregator import selected_clients
-from hebench.fl.dp import SampleLevelDP, privatize_update
-from hebench.fl.dp_ledger import Charge, PrivacyLedger
-from hebench.fl.dp_noise import CLIENT_STREAM, SAMPLE_STREAM, NoiseSource, SecretNoise, SeededNoise
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.training import GLOBAL_RNG, batch_count, evaluate, make_optimizer, train_locally
 from hebench.fl.update import load_vector, model_vector, state_vector
 from hebench.models import build_model
 from hebench.net.transport import Channel, Message
+from hebench.protections.dp.ledger import Charge, PrivacyLedger
+from hebench.protections.dp.mechanism import SampleLevelDP, privatize_update
+from hebench.protections.dp.noise import CLIENT_STREAM, SAMPLE_STREAM, NoiseSource, SecretNoise, SeededNoise
+from hebench.protections.selective.agreement import client_map, mask_from
 from hebench.results.records import PartyRoundRecord
 from hebench.results.run_folder import RunFolder
-from hebench.selective.agreement import client_map, mask_from
 
 
 class LocalModel:

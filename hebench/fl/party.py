@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from hebench.config.suite import Configuration, Suite
 from hebench.errors import HebenchError
 from hebench.net.certs import TLSFiles, party_tls
 from hebench.results.run_folder import RunFolder
-from hebench.suite import Configuration, Suite
 
 if TYPE_CHECKING:  # only clients hold data, and only they load torch
     from hebench.data.federated import ClientData

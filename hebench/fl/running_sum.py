@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from hebench.crypto.base import EncryptedVector, HEAdapter
 from hebench.errors import PartyError
-from hebench.selective.split import PLAIN, parts_of
+from hebench.protections.selective.split import PLAIN, parts_of
 
 Update = tuple[dict[str, Any], tuple[bytes, ...]]
 HELD_BYTES = 256 * 2**20  # finished chunk sums kept in memory; beyond them, in a temporary file

@@ -31,7 +31,7 @@ from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.running_sum import RunningSum, SumStream
 from hebench.net.transport import Channel, Message
-from hebench.selective.split import PLAIN, parts_of
+from hebench.protections.selective.split import PLAIN, parts_of
 
 UPLOAD_KINDS = ("update_chunk", "plain_part")
 AGGREGATE_CHUNKS = ("aggregate_chunk", "aggregate_plain")

@@ -10,10 +10,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hebench.suite import TrainingSpec
+from hebench.config.suite import TrainingSpec
 
 if TYPE_CHECKING:
-    from hebench.fl.dp import SampleLevelDP
+    from hebench.protections.dp.mechanism import SampleLevelDP
 
 # torch's default generator (initialisation, dropout) is process-wide: clients hosted as threads of one
 # process take turns with it, so each client's model is what it would be in a process of its own

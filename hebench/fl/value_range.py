@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
+from hebench.config.suite import Configuration
 from hebench.crypto.registry import adapter_class
 from hebench.errors import PartyError, PrecisionError
 from hebench.models.shared import shared_tensors
-from hebench.suite import Configuration
 
 MARGIN = 2.0  # a tensor is scaled once its global max exceeds clip / MARGIN: room to double in one round
 

@@ -10,18 +10,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hebench.config.suite import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
 from hebench.errors import ParameterError
-from hebench.inversion.conduits import Protocol
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
 from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
-from hebench.modes import AttackerView
-from hebench.modes.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
+from hebench.inversion.views.conduits import Protocol
+from hebench.protections import AttackerView
+from hebench.protections.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
 from hebench.results.run_folder import safe_label
-from hebench.suite import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
 
 # Which published setting each attacker corresponds to (shown beside the figures).
 ATTACKER_NOTES = {
@@ -308,10 +308,10 @@ def summary_of(plan: AttackPlan, records: list[dict[str, Any]], grid: Path | Non
 
 
 def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The reconstruction bound the plan's DP noise implies (:mod:`hebench.inversion.dp_bound`), with the
+    """The reconstruction bound the plan's DP noise implies (:mod:`hebench.inversion.scoring.dp_bound`), with the
     measured success set beside it."""
     from hebench.data.registry import load_federated
-    from hebench.inversion.dp_bound import bound_for, verdict
+    from hebench.inversion.scoring.dp_bound import bound_for, verdict
 
     assert plan.dp is not None
     public = load_federated(plan.data, plan.seed).test_x.numpy()
@@ -322,13 +322,13 @@ def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, An
 
 def check_malicious_models(plans: list[AttackPlan]) -> None:
     """Before any work: every model a malicious aggregator must craft can be crafted (model inconsistency switches
-    the non-victims' model off with weights alone; :func:`~hebench.inversion.inconsistency.dead_model` says
+    the non-victims' model off with weights alone; :func:`~hebench.inversion.views.inconsistency.dead_model` says
     which layer would still learn, and the fix)."""
     import torch
 
     from hebench.data.registry import load_federated
     from hebench.inversion.evaluate import init_model
-    from hebench.inversion.inconsistency import dead_model
+    from hebench.inversion.views.inconsistency import dead_model
 
     for model, data, seed in {(p.model, p.data, p.seed) for p in plans if p.conduit == "secagg-inconsistency"}:
         shape = load_federated(data, seed).input_shape

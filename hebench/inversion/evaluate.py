@@ -21,20 +21,20 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
+from hebench.analysis.success import SUCCESS_SSIM, success_rate
+from hebench.config.suite import DataSpec, DPSpec, SelectiveSpec
 from hebench.data.registry import load_federated
 from hebench.errors import DatasetError, ParameterError
-from hebench.inversion.attacks import Reconstruction, resolve_device
-from hebench.inversion.imprint import plant_imprint
-from hebench.inversion.local_update import LocalTraining
-from hebench.inversion.mask_source import MASK_SOURCES, selective_mask
-from hebench.inversion.metrics import score, ssim
-from hebench.inversion.observation import ATTACKERS, Observation, observe, victim_update
+from hebench.inversion.attacks.imprint import plant_imprint
+from hebench.inversion.attacks.optimisation import Reconstruction, resolve_device
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.recipes import load_recipe
-from hebench.inversion.success import SUCCESS_SSIM, success_rate
+from hebench.inversion.scoring.metrics import score, ssim
+from hebench.inversion.views.local_update import LocalTraining
+from hebench.inversion.views.observation import ATTACKERS, Observation, observe, victim_update
 from hebench.models import build_model
 from hebench.models.lenet import dlg_init
-from hebench.suite import DataSpec, DPSpec, SelectiveSpec
+from hebench.protections.selective.mask_source import MASK_SOURCES, selective_mask
 
 METRICS = ("mse", "psnr", "ssim", "uqi", "vifp", "msssim_upscaled")
 
@@ -64,14 +64,14 @@ class AttackPlan:
     workers: int | None = None  # restart worker processes (None: one per available core)
     device: str = "auto"  # auto | cpu | cuda
     dp: DPSpec | None = None  # the configuration's DP: the attacker sees each client's noisy upload
-    # the threat model (hebench.modes.threats): who attacks, what it obtains, the evidence, how it is obtained
+    # the threat model (hebench.protections.threats): who attacks, what it obtains, the evidence, how it is obtained
     adversary: str = "aggregator"
     k: int = 0  # colluding clients or share holders
     strategy: str | None = None  # a malicious aggregator's
     obtains: str | None = None  # every-update, victim-update, sum, visible-coordinates or nothing
     evidence: str | None = None  # the test that shows what this adversary obtains in this mode
     config: str | None = None  # the configuration attacked (its label)
-    conduit: str | None = None  # the real protocol path of hebench.inversion.conduits (None: a simulated view)
+    conduit: str | None = None  # the real protocol path of hebench.inversion.views.conduits (None: a simulated view)
     protocol: str | None = None  # the conduit's configuration: JSON {mode, adapter, params}
     round_clients: int = 0  # clients in the round the conduit runs, the victim first (0: ``clients``)
 
@@ -183,7 +183,7 @@ def _conveyed(
     plan: AttackPlan, data, model, image: int, model_seed: int, local: LocalTraining | None
 ) -> tuple[Observation, dict, torch.Tensor]:
     """The observation an adversary obtains through the mode's real protocol code (:mod:`~.conduits`)."""
-    from hebench.inversion.conduits import convey
+    from hebench.inversion.views.conduits import convey
 
     xs, ys = _batches(plan, data.clients, image, max(plan.round_clients, plan.clients))
     got = convey(plan, model, xs, ys, local, model_seed)

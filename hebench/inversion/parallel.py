@@ -17,8 +17,8 @@ from types import TracebackType
 
 import torch
 
-from hebench.inversion.attacks import AttackConfig, Reconstruction, reconstruct, resolve_device
-from hebench.inversion.observation import Observation
+from hebench.inversion.attacks.optimisation import AttackConfig, Reconstruction, reconstruct, resolve_device
+from hebench.inversion.views.observation import Observation
 
 
 def default_workers() -> int:

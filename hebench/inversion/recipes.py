@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from hebench.errors import ParameterError
-from hebench.inversion.attacks import OPTIMIZERS, AttackConfig
-from hebench.inversion.imprint import ImprintSpec
+from hebench.inversion.attacks.imprint import ImprintSpec
+from hebench.inversion.attacks.optimisation import OPTIMIZERS, AttackConfig
 
 RECIPES = Path(__file__).resolve().parents[2] / "attacks"
 

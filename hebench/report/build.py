@@ -15,24 +15,24 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from hebench import __version__
+from hebench.analysis.advice import advise, defence_lines, library_advice, offload_lines, privacy_advice
+from hebench.analysis.choose import choose, recovered_text
+from hebench.analysis.defended import attack_name
+from hebench.analysis.load_flags import load_notes
+from hebench.analysis.model_fit import fit
+from hebench.analysis.options import DEFAULT_THREAT, Option, options_for
+from hebench.analysis.pareto import Interval
+from hebench.analysis.suite_diff import suite_differences
+from hebench.analysis.summary import SummaryRow
+from hebench.analysis.threats import threat_section
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
-from hebench.report.advice import advise, defence_lines, library_advice, offload_lines, privacy_advice
-from hebench.report.choose import choose, recovered_text
-from hebench.report.defended import attack_name
 from hebench.report.dropouts_figure import dropouts_section
 from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
-from hebench.report.model_fit import fit
 from hebench.report.network_figure import links_section
-from hebench.report.options import DEFAULT_THREAT, Option, options_for
-from hebench.report.pareto import Interval
-from hebench.report.threats import threat_section
 from hebench.results import units as U
-from hebench.results.load_flags import load_notes
 from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundRecord, RunFailedRecord
-from hebench.results.suite_diff import suite_differences
-from hebench.results.summary import SummaryRow
 
 # (row field, CSV header with its unit, HTML header, cell formatter): CPU is OS-accounted process CPU time, wall is
 # elapsed; the CSV holds plain numbers in the header's unit, the HTML cells carry their own unit (ms, kB, MB)
@@ -218,7 +218,7 @@ def run_section(
         "chart_caption": "",
         "cycles": any(p.cycles_source for p in source.of(PartyRoundRecord)),
         "offload_lines": [],
-        "threat_matrix": None,  # hebench.report.threats
+        "threat_matrix": None,  # hebench.analysis.threats
         "threats": [],
         "threat_lines": [],
     }

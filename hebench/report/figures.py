@@ -17,10 +17,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from hebench.report.defended import attack_name
-from hebench.report.privacy_curves import anchors, privacy_curves
+from hebench.analysis.defended import attack_name
+from hebench.analysis.privacy_curves import anchors, privacy_curves
+from hebench.analysis.summary import SummaryRow
 from hebench.results.records import AttackSummaryRecord, RoundRecord
-from hebench.results.summary import SummaryRow
 
 CLIENT_PHASES = ("train", "encrypt", "serialize", "send", "deserialize", "decrypt", "evaluate")
 COLORS = dict(zip((*CLIENT_PHASES, "aggregate"), plt.get_cmap("tab10").colors, strict=False))

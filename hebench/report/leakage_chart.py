@@ -20,9 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-from hebench.report.choose import Choice, decide_set, measures_of
-from hebench.report.defended import ATTACK_NAMES
-from hebench.report.options import COSTS, LEAKAGE, Option
+from hebench.analysis.choose import Choice, decide_set, measures_of
+from hebench.analysis.defended import ATTACK_NAMES
+from hebench.analysis.options import COSTS, LEAKAGE, Option
 
 SET_LABEL = "ringed: in the Pareto set (what to choose)"
 MARKERS = {

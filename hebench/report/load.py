@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from hebench.analysis.summary import SummaryRow, summarize_run
 from hebench.links.outcomes import on_their_links
 from hebench.results import read_records
 from hebench.results.calibration import read_calibration
@@ -28,7 +29,6 @@ from hebench.results.records import (
     RunRecord,
 )
 from hebench.results.run_folder import RunFolder
-from hebench.results.summary import SummaryRow, summarize_run
 
 R = TypeVar("R", bound=Record)
 
@@ -126,7 +126,7 @@ def _selective_specs(source: Source, notes: list[str]) -> dict[str, Mapping[str,
     unrecorded = [c for c in source.of(ConfigurationRecord) if not c.selective_recorded]
     if not unrecorded or source.run is None:
         return {}
-    from hebench.suite import Configuration
+    from hebench.config.suite import Configuration
 
     out: dict[str, Mapping[str, Any] | None] = {}
     for i, raw in enumerate(source.run.suite.get("configurations", [])):
@@ -150,7 +150,7 @@ def stored_labels(source: Source) -> list[str]:
     recorded = list(dict.fromkeys(c.config for c in source.of(ConfigurationRecord)))
     if source.run is None:
         return recorded
-    from hebench.suite import Configuration
+    from hebench.config.suite import Configuration
 
     rest = []
     for raw in source.run.suite.get("configurations", [])[len(recorded) :]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from hebench.errors import RecordError
-from hebench.modes.threats import threat_key
+from hebench.protections.threats import threat_key
 from hebench.results.fields import EngineReport, Measured, Phase, Phases, Struct
 
 SCHEMA = "hebench.results/2"
@@ -431,7 +431,8 @@ class AttackRecord(Record):
     device: str | None = None
     ssim_per_image: tuple[float, ...] | None = None
     reused: bool | None = None  # the same attack as another plan's (p = 0 or 1 under several masks)
-    # the threat model (hebench.modes.threats); records written before it read as the honest-but-curious aggregator
+    # the threat model (hebench.protections.threats); records written before it read as the honest-but-curious
+    # aggregator
     adversary: str | None = None  # aggregator, colluding-clients, key-holder, share-holders, malicious-aggregator, ...
     k: int | None = None  # colluders
     strategy: str | None = None  # a malicious aggregator's
@@ -504,7 +505,7 @@ class ModelledCostRecord(Record):
     """A configuration's costs as a published linear model predicts them under a TEE: modelled, never measured.
 
     ``baseline_*`` are this configuration's measured figures (sum over its rounds; CPU without waiting);
-    ``modelled_*`` are ``baseline × (1 + Σ coefficients)``. See :mod:`hebench.results.tee_model`.
+    ``modelled_*`` are ``baseline × (1 + Σ coefficients)``. See :mod:`hebench.analysis.tee_model`.
     """
 
     config: str

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hebench.config.suite import Configuration, Suite
 from hebench.data.federated import FederatedData
 from hebench.results.records import Record
-from hebench.suite import Configuration, Suite
 
 
 class Supervised(Protocol):

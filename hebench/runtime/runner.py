@@ -22,13 +22,15 @@ from typing import Any
 import numpy as np
 import yaml
 
+from hebench.analysis.tee_model import load_coefficients, modelled_costs
+from hebench.config.suite import Configuration, Suite
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import HebenchError, ParameterError, PartyError
-from hebench.fl.dp_noise import reproducible_noise_note
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
-from hebench.modes.params import SecretSharingParams
+from hebench.protections.dp.noise import reproducible_noise_note
+from hebench.protections.params import SecretSharingParams
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import (
     AttackSummaryRecord,
@@ -40,11 +42,9 @@ from hebench.results.records import (
     RunFailedRecord,
 )
 from hebench.results.run_folder import RunFolder
-from hebench.results.tee_model import load_coefficients, modelled_costs
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
-from hebench.runtime.local import LocalRuntime
-from hebench.runtime.network import check_networks, network_plan, network_record
-from hebench.suite import Configuration, Suite
+from hebench.runtime.local.network import check_networks, network_plan, network_record
+from hebench.runtime.local.processes import LocalRuntime
 
 
 @dataclass(frozen=True)

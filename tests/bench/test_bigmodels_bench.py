@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hebench.bench.bigmodels import AGGREGATOR_SLACK, FITTED, POINTS, fits, point_suite, within_goals
-from hebench.bench.tune import propose_clip
-from hebench.suite import parse_suite
+from hebench.config.suite import parse_suite
+from hebench.heops.tune import propose_clip
 
 
 @pytest.mark.parametrize("point", POINTS, ids=[p.model for p in POINTS])

@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from hebench.bench.libraries import run_in_worker
-from hebench.bench.operations import OperationPlan
+from hebench.heops.compare import run_in_worker
+from hebench.heops.operations import OperationPlan
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss survives exec on Linux")

@@ -10,10 +10,10 @@ import shutil
 from rich.console import Console
 from typer.testing import CliRunner
 
+from hebench.analysis.summary import summarize_run
 from hebench.cli.main import app
-from hebench.cli.summary import print_summary
+from hebench.cli.render.summary import print_summary
 from hebench.results import read_records
-from hebench.results.summary import summarize_run
 from tests.results.runs import RUN
 
 runner = CliRunner()

@@ -10,11 +10,11 @@ import re
 from rich.console import Console
 from typer.testing import CliRunner
 
+from hebench.analysis.summary import summarize_run
 from hebench.cli.common import RoundLines
 from hebench.cli.main import app
-from hebench.cli.summary import print_summary
+from hebench.cli.render.summary import print_summary
 from hebench.results import read_records
-from hebench.results.summary import summarize_run
 from hebench.runtime.runner import RunEvent
 from tests.results.runs import RUN, extended_run
 
@@ -75,7 +75,7 @@ def test_the_leakage_table_fits_80_columns_with_every_plan_named():
         return {"plan": plan, "ratio": ratio, "scores": scores}
 
     from hebench.cli.attack import attack_table
-    from hebench.cli.legend import label_keys, print_legend
+    from hebench.cli.render.legend import label_keys, print_legend
 
     summaries = [summary("raw", 0.0, 0.42), summary("host-he/tenseal-ckks/sel-sensitivity-0.1", 0.1, 0.38)]
     keys = label_keys([s["plan"] for s in summaries])
@@ -102,8 +102,8 @@ def _library_results() -> list[dict]:
 
 
 def test_compare_libraries_tables_fit_80_columns_with_names_and_errors_whole(monkeypatch):
-    from hebench.bench.libraries import DEFAULT_ADAPTERS
     from hebench.cli import compare
+    from hebench.heops.compare import DEFAULT_ADAPTERS
 
     out = io.StringIO()
     monkeypatch.setattr(compare, "console", Console(file=out, width=80))

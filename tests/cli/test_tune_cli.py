@@ -9,11 +9,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from hebench.bench.tune import Candidate, fedavg_headroom, measure, round_weights
 from hebench.cli.main import app
+from hebench.config.suite import parse_suite
 from hebench.errors import PrecisionError
+from hebench.heops.tune import Candidate, fedavg_headroom, measure, round_weights
 from hebench.results import read_records
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = pytest.mark.skipif("seal-bfv" not in INSTALLED, reason="TenSEAL not installed")

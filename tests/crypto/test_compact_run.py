@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from hebench.analysis.summary import summarize_run
+from hebench.config.suite import parse_suite
 from hebench.crypto import load_adapter
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
-from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif("seal-bfv" not in INSTALLED, reason="TenSEAL not installed")]

@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hebench.config.suite import DataSpec
 from hebench.data.digits import load_digits_tensors
 from hebench.data.registry import load_federated
 from hebench.data.splits import partition
 from hebench.errors import DatasetError
-from hebench.suite import DataSpec
 
 
 def test_digits_are_real_28x28_in_unit_range():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from hebench.config.suite import DataSpec, parse_suite
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.data.fetch import sha256_of
 from hebench.data.leaf import read_split
@@ -13,7 +14,6 @@ from hebench.data.registry import load_federated
 from hebench.errors import SuiteError
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import DataSpec, parse_suite
 
 WRITERS = ["f3687_48", "f3728_28", "f3785_26", "f3793_06", "f3797_07"]
 # The blobs SOURCE.md names (FedLab b116ae10, tests/data/leaf/): copied byte for byte.

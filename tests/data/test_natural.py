@@ -9,9 +9,9 @@ import numpy as np
 import torch
 import yaml
 
+from hebench.config.suite import DataSpec
 from hebench.data.natural import load_natural_tensors
 from hebench.data.registry import load_federated
-from hebench.suite import DataSpec
 
 CARD = Path(__file__).resolve().parents[2] / "datasets" / "natural.yaml"
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.faults import FaultsSpec, fault_for
-from hebench.fl.dp_ledger import PrivacyLedger
+from hebench.protections.dp.ledger import PrivacyLedger
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 pytestmark = pytest.mark.slow  # one small end-to-end federated run with DP-SGD
 

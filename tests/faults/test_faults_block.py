@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.errors import SuiteError
 from hebench.faults import FaultsSpec, StragglerSpec, fault_for, faults_of_round
-from hebench.suite import parse_suite
 
 BASE = {
     "name": "f",
@@ -104,7 +104,7 @@ def test_an_unresolved_spec_is_refused():
 
 
 def test_flower_refuses_only_a_deadline_it_cannot_count_the_links_of():
-    from hebench.flower.runner import refuse_unfit_faults
+    from hebench.runtime.flower.runner import refuse_unfit_faults
 
     refuse_unfit_faults(_suite("faults.dropout=0.1", "training.round_deadline_s=30"))  # Flower applies faults
     with pytest.raises(SuiteError, match="counts a node's compute only") as err:

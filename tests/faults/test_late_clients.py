@@ -16,10 +16,10 @@ import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
+from hebench.config.suite import parse_suite
 from hebench.faults import fault_for
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
-from hebench.suite import parse_suite
 
 pytestmark = pytest.mark.slow
 

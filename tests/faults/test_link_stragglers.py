@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.faults.link_time import upload_link_s
-from hebench.fl.dp_ledger import PrivacyLedger
 from hebench.links.plan import MBIT, Link, plan_network
 from hebench.links.segments import wire_bytes
+from hebench.protections.dp.ledger import PrivacyLedger
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 DEADLINE_S = 3.0
 FAST = {"uplink_mbit": 100, "downlink_mbit": 100}

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.faults import fault_for
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 pytestmark = pytest.mark.slow
 

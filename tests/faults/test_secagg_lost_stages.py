@@ -1,6 +1,7 @@
 """A secagg client whose connection closes (its process killed) at each stage of a SecAgg+ round, on real channels
 in threads: it is a dropout of the stage it was lost in, and the sum is the FedAvg of the survivors (or the round
-is Unrecoverable: skipped, the run goes on). No processes: the stages are driven as in tests/fl/test_secagg.py."""
+is Unrecoverable: skipped, the run goes on). No processes: the stages are driven as in
+tests/protections/secagg/test_secagg.py."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import numpy as np
 import pytest
 
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.secagg_client import SecAggClientRound
-from hebench.fl.secagg_server import SecAggResult, Unrecoverable, collect_secagg
-from hebench.modes.params import SecAggParams
 from hebench.net.transport import Channel, Message, accept, connect, listen
+from hebench.protections.params import SecAggParams
+from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.server import SecAggResult, Unrecoverable, collect_secagg
 
 CHUNK = 100  # values per masked chunk: a 500-value update streams in 5
 

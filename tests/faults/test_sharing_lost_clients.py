@@ -11,13 +11,13 @@ import pytest
 
 from hebench.fl.link import DirectLink
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.ring_shares import encode, split
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate
-from hebench.fl.share_holder import send_share_sum
-from hebench.fl.share_link import ShareLink
 from hebench.fl.streams import send_aggregate
-from hebench.modes.params import SecretSharingParams
 from hebench.net.transport import Message
+from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.holder import send_share_sum
+from hebench.protections.sharing.link import ShareLink
+from hebench.protections.sharing.ring_shares import encode, split
 
 PARAMS = SecretSharingParams(aggregators=2)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif("seal-bfv" not in INSTALLED, reason="TenSEAL not installed")]

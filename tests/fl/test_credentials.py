@@ -9,13 +9,13 @@ import threading
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.errors import PartyError
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext
 from hebench.net.transport import Message, connect
 from hebench.results.records import SecurityNoteRecord
-from hebench.runtime.local import ROLE_DOORS
-from hebench.suite import parse_suite
+from hebench.runtime.local.processes import ROLE_DOORS
 from tests.conftest import INSTALLED
 
 SUITE = {

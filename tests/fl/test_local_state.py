@@ -6,9 +6,9 @@ import numpy as np
 import torch
 
 from hebench.fl.update import layer_sizes, load_vector, model_vector, state_vector
-from hebench.inversion.observation import SEES_LOCAL_STATE, parameter_masks
+from hebench.inversion.views.observation import SEES_LOCAL_STATE, parameter_masks
 from hebench.models import build_model, parameter_count
-from hebench.selective.masks import layer_mask, magnitude_map, random_map
+from hebench.protections.selective.masks import layer_mask, magnitude_map, random_map
 
 
 def _resnet() -> torch.nn.Module:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hebench.fl import secagg_client
 from hebench.fl.ring_stream import RingTotal, spans
-from hebench.fl.secagg_common import wire_dtype
-from hebench.modes.params import SecAggParams
+from hebench.protections.params import SecAggParams
+from hebench.protections.secagg import client as secagg_client
+from hebench.protections.secagg.common import wire_dtype
 from tests.fl.test_ring_streaming import _nearest, _secagg_total
 
 MODULI = [2**32, 2**31 - 1, 1000003, 2**40, 2**62, None]  # None: secret sharing's 2^64

@@ -9,7 +9,7 @@ from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import PartyError
 from hebench.fl.fedavg import fedavg_weights, weighted_sum
 from hebench.fl.running_sum import RunningSum
-from hebench.selective.split import PLAIN
+from hebench.protections.selective.split import PLAIN
 from tests.conftest import fast_params
 
 ADAPTERS = ["plain", "tenseal-ckks", "seal-bfv"]

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from hebench.analysis.summary import summarize_run
+from hebench.config.suite import parse_suite
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
-from hebench.results.summary import summarize_run
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = pytest.mark.slow  # end-to-end federated runs

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.net.limits import ENV_MAX_FRAME
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif("seal-bfv" not in INSTALLED, reason="TenSEAL not installed")]

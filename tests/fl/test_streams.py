@@ -17,7 +17,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.running_sum import RunningSum
 from hebench.fl.streams import read_aggregate, receive_uploads, send_aggregate
 from hebench.net.transport import Message
-from hebench.selective.split import PLAIN
+from hebench.protections.selective.split import PLAIN
 from tests.conftest import INSTALLED
 
 SAMPLES = {0: 3, 1: 5, 2: 8}  # unequal: total 16

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
+from hebench.config.suite import DataSpec, SelectiveSpec
 from hebench.data.digits import load_digits_tensors
-from hebench.inversion.attacks import AttackConfig, lbfgs_attack
+from hebench.inversion.attacks.labels import infer_label
+from hebench.inversion.attacks.matching import cosine_distance, l2_distance
+from hebench.inversion.attacks.optimisation import AttackConfig, lbfgs_attack
 from hebench.inversion.evaluate import AttackPlan, init_model, run_plan, summarize
-from hebench.inversion.labels import infer_label
-from hebench.inversion.matching import cosine_distance, l2_distance
-from hebench.inversion.observation import observe, victim_gradients
 from hebench.inversion.recipes import load_recipe, recipe_names
-from hebench.suite import DataSpec, SelectiveSpec
+from hebench.inversion.views.observation import observe, victim_gradients
 
 pytestmark = pytest.mark.slow  # attack optimisation
 

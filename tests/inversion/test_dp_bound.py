@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from hebench.inversion.dp_bound import baseline_kappa, gaussian_mu, gdp_epsilon, rero_bound, verdict
-from hebench.suite import DPSpec
+from hebench.config.suite import DPSpec
+from hebench.inversion.scoring.dp_bound import baseline_kappa, gaussian_mu, gdp_epsilon, rero_bound, verdict
 
 
 def test_the_bound_is_the_baseline_without_information_and_grows_with_mu():
@@ -65,9 +65,9 @@ def test_a_measured_success_above_the_bound_is_called_a_bug():
 
 
 def test_a_dp_plan_summary_carries_the_bound(tmp_path):
+    from hebench.config.suite import DataSpec
     from hebench.inversion.campaign import dp_bound_of
     from hebench.inversion.evaluate import AttackPlan
-    from hebench.suite import DataSpec
 
     plan = AttackPlan(data=DataSpec(dataset="natural", clients=1), dp=DPSpec(level="client", noise_multiplier=1.0))
     records = [{"ssim_per_image": [0.95]}, {"ssim_per_image": [0.1]}]

@@ -7,14 +7,14 @@ from dataclasses import replace
 import pytest
 import torch
 
+from hebench.config.suite import DataSpec
 from hebench.data.registry import load_federated
 from hebench.errors import ParameterError
-from hebench.inversion.attacks import reconstruct
+from hebench.inversion.attacks.imprint import ImprintSpec, plant_imprint, read_out
+from hebench.inversion.attacks.optimisation import reconstruct
 from hebench.inversion.evaluate import AttackPlan, init_model, run_plan
-from hebench.inversion.imprint import ImprintSpec, plant_imprint, read_out
-from hebench.inversion.observation import observe, victim_gradients
 from hebench.inversion.recipes import load_recipe
-from hebench.suite import DataSpec
+from hebench.inversion.views.observation import observe, victim_gradients
 
 NATURAL = DataSpec(dataset="natural", clients=1)
 PLAN = AttackPlan(attack="imprint", data=NATURAL, batch_size=4, images=1, seeds=1, restarts=1, workers=1, device="cpu")
@@ -49,7 +49,7 @@ def test_without_bins_the_same_upload_gives_no_image():
     with torch.no_grad():
         model.imprint.linear.bias.fill_(float(model.imprint.linear.bias[0]))  # every row fires for every image
     images, hits = read_out(model, victim_gradients(model, x[:4], y[:4]), 4)
-    from hebench.inversion.metrics import ssim
+    from hebench.inversion.scoring.metrics import ssim
 
     assert hits == 1
     assert max(ssim(x[i].numpy(), images[j].numpy()) for i in range(4) for j in range(4)) < 0.9

@@ -9,11 +9,11 @@ import torch
 import yaml
 
 from hebench.bench.attack_strength import OLD_IG
-from hebench.inversion.attacks import step_decay
+from hebench.config.suite import DataSpec
+from hebench.inversion.attacks.matching import total_variation
+from hebench.inversion.attacks.optimisation import step_decay
 from hebench.inversion.evaluate import AttackPlan, run_plan
-from hebench.inversion.matching import total_variation
 from hebench.inversion.recipes import RECIPES, load_recipe
-from hebench.suite import DataSpec
 
 
 def test_recipe_is_breachings_invertinggradients():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from hebench.inversion.metrics import psnr, score, ssim, uqi
+from hebench.inversion.scoring.metrics import psnr, score, ssim, uqi
 
 rng = np.random.default_rng(0)
 IMG = rng.random((1, 28, 28))

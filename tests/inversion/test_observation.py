@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
+from hebench.config.suite import TrainingSpec
 from hebench.data.natural import load_natural_tensors
 from hebench.fl.training import train_locally
-from hebench.inversion.attacks import dummy_upload
+from hebench.inversion.attacks.optimisation import dummy_upload
 from hebench.inversion.evaluate import init_model
-from hebench.inversion.local_update import LocalTraining, simulate_update
-from hebench.inversion.observation import observe, victim_gradients, victim_update
-from hebench.selective.masks import random_map, top_fraction
-from hebench.suite import TrainingSpec
+from hebench.inversion.views.local_update import LocalTraining, simulate_update
+from hebench.inversion.views.observation import observe, victim_gradients, victim_update
+from hebench.protections.selective.masks import random_map, top_fraction
 
 SHAPE = (3, 32, 32)
 

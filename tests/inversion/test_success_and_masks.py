@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
+from hebench.analysis.success import success_rate, wilson
+from hebench.config.suite import SelectiveSpec
 from hebench.data.federated import ClientData
 from hebench.data.natural import load_natural_tensors
 from hebench.errors import ParameterError
 from hebench.inversion.evaluate import init_model, summarize
-from hebench.inversion.mask_source import selective_mask
-from hebench.inversion.success import success_rate, wilson
-from hebench.suite import SelectiveSpec
+from hebench.protections.selective.mask_source import selective_mask
 
 
 def test_wilson_interval_contains_the_rate_and_narrows_with_n():

@@ -11,18 +11,18 @@ import pytest
 import torch
 from scipy.stats import chisquare
 
+from hebench.config.suite import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import CiphertextError
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import Credentials, PartyContext
-from hebench.fl.ring_shares import combine, encode, quantizer, split
 from hebench.inversion.campaign import plans_for
-from hebench.inversion.conduits import Protocol, flat, he_key, shares
 from hebench.inversion.evaluate import _observation, init_model
-from hebench.modes.params import SecretSharingParams
+from hebench.inversion.views.conduits import Protocol, flat, he_key, shares
 from hebench.net.certs import make_party_certificates
 from hebench.net.transport import Door, accept, connect
-from hebench.suite import parse_suite
+from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.ring_shares import combine, encode, quantizer, split
 from tests.conftest import INSTALLED
 from tests.net.test_tls_doors import Tap
 

@@ -14,11 +14,11 @@ from collections.abc import Callable
 import pytest
 
 from hebench.errors import PartyError
-from hebench.flower.hub_wire import admit as hub_admit
 from hebench.net.limits import PREAUTH_MAX_FRAME
 from hebench.net.stream import FramedSocket, dial
 from hebench.net.transport import Channel, Door, Message, accept, connect
-from hebench.offload.engine import EngineConfig, EngineServer
+from hebench.protections.offload.engine import EngineConfig, EngineServer
+from hebench.runtime.flower.hub_wire import admit as hub_admit
 
 KEY = b"shared-test-key"
 HUGE = struct.pack(">Q", 1 << 60)  # an 8-byte length prefix announcing an exabyte
@@ -146,7 +146,7 @@ def test_wrong_key_is_refused_at_the_door():
 
 @pytest.mark.parametrize("payload", [HUGE, b"", struct.pack(">Q", 64) + b"\x00" * 3])
 def test_hub_door_refuses_oversized_truncated_and_silent_peers(payload, monkeypatch):
-    monkeypatch.setattr("hebench.flower.hub_wire.HANDSHAKE_S", 1.0)
+    monkeypatch.setattr("hebench.runtime.flower.hub_wire.HANDSHAKE_S", 1.0)
     with socket.create_server(("127.0.0.1", 0)) as listener:
         client = socket.create_connection(listener.getsockname()[:2], timeout=5)
         server, _ = listener.accept()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.suite import NetworkSpec, parse_suite
 from hebench.links.model import ClientTraffic, RoundTraffic, ServerTraffic, model_round
 from hebench.links.outcomes import on_their_links, time_to_accuracy
 from hebench.links.plan import MBIT, plan_network
@@ -14,7 +15,6 @@ from hebench.links.segments import wire_bytes
 from hebench.results import read_records
 from hebench.results.records import ConfigurationRecord, PartyRoundRecord, RoundRecord
 from hebench.runtime.runner import Runner
-from hebench.suite import NetworkSpec, parse_suite
 
 SPEC = {"clients": {"uplink_mbit": 1, "downlink_mbit": 4, "delay_ms": 50}, "server": {"uplink_mbit": 2}}
 

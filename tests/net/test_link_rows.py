@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from hebench.cli.links import links_table
+from hebench.cli.render.links import links_table
+from hebench.config.suite import NetworkSpec
 from hebench.links.plan import plan_network
 from hebench.links.rows import link_rows
 from hebench.report.network_figure import choose_per_link
@@ -17,7 +18,6 @@ from hebench.results.records import (
     PartyRoundRecord,
     TimeToAccuracyRecord,
 )
-from hebench.suite import NetworkSpec
 
 
 def configuration(label: str, profile: str, emulation: str) -> ConfigurationRecord:

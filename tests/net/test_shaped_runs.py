@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.links.plan import MBIT
 from hebench.links.segments import HEADER, MSS
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = pytest.mark.slow  # end-to-end federated runs

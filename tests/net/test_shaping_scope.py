@@ -9,6 +9,7 @@ from multiprocessing import Pipe
 
 import pytest
 
+from hebench.config.suite import NetworkSpec
 from hebench.errors import PartyError
 from hebench.links.plan import plan_network
 from hebench.net.shaping import scope
@@ -16,7 +17,6 @@ from hebench.net.shaping.scope import ShapingSetup
 from hebench.net.shaping.wire import ShapedConnection
 from hebench.net.stream import FramedSocket
 from hebench.net.transport import Channel
-from hebench.suite import NetworkSpec
 
 
 @pytest.fixture

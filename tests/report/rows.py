@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hebench.results.summary import SummaryRow
+from hebench.analysis.summary import SummaryRow
 
 
 def row(config: str, mode: str, adapter: str = "x", **fields) -> SummaryRow:

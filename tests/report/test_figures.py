@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from hebench.analysis.summary import SummaryRow
 from hebench.report import figures as F
 from hebench.results.records import RoundRecord
-from hebench.results.summary import SummaryRow
 
 
 def row(config: str, mode: str, train: float, encrypt: float, **fields) -> SummaryRow:

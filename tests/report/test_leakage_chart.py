@@ -10,7 +10,9 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from hebench.report.choose import decide_set
+from hebench.analysis.choose import decide_set
+from hebench.analysis.options import Option, best_attack, options_for
+from hebench.analysis.pareto import Interval
 from hebench.report.leakage_chart import (
     MARKERS,
     chart_caption,
@@ -19,8 +21,6 @@ from hebench.report.leakage_chart import (
     ratio_ticks,
 )
 from hebench.report.load import load_source
-from hebench.report.options import Option, best_attack, options_for
-from hebench.report.pareto import Interval
 from hebench.results.records import AttackSummaryRecord
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run-offload"

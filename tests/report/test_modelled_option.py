@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.report.options import options_for
+from hebench.analysis.options import options_for
 from hebench.results.records import ModelledCostRecord
 from tests.report.rows import row
 

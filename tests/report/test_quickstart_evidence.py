@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hebench.inversion.success import images_to_decide
-from hebench.results.steady import warmup_rounds
-from hebench.suite import load_suite
+from hebench.analysis.success import images_to_decide
+from hebench.config.steady import warmup_rounds
+from hebench.config.suite import load_suite
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "suites" / "quickstart.yaml"
 

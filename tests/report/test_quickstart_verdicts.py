@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hebench.report.advice import defence_lines, privacy_advice
+from hebench.analysis.advice import defence_lines, privacy_advice
+from hebench.analysis.choose import choose, decide_set
 from hebench.report.build import run_options
-from hebench.report.choose import choose, decide_set
 from hebench.report.load import load_source
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run-quickstart"

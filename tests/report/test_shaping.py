@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from hebench.report.advice import advise
+from hebench.analysis.advice import advise
+from hebench.analysis.model_fit import fit
 from hebench.report.build import build_report, library_section, run_section
 from hebench.report.figures import FigureSet
 from hebench.report.load import load_source
-from hebench.report.model_fit import fit
 from tests.report.rows import row
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

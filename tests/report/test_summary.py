@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hebench.analysis.summary import SummaryRow, project, summarize_run
 from hebench.results import read_records
-from hebench.results.summary import SummaryRow, project, summarize_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 V1 = FIXTURES / "run-v1"

@@ -8,11 +8,11 @@ import re
 
 from rich.console import Console
 
-from hebench.cli.summary import print_summary, print_verdicts, shortened, summary_notes, wrapped
+from hebench.analysis.load_flags import load_notes
+from hebench.analysis.summary import summarize_run
+from hebench.cli.render.summary import print_summary, print_verdicts, shortened, summary_notes, wrapped
 from hebench.results import read_records
-from hebench.results.load_flags import load_notes
 from hebench.results.records import RunRecord
-from hebench.results.summary import summarize_run
 from tests.report.test_defended import attacked
 from tests.results.runs import extended_run
 
@@ -77,7 +77,7 @@ def test_enough_rounds_give_verdicts_with_their_evidence():
 
 
 def test_round_time_is_judged_only_when_the_run_is_known_uncontended():
-    from hebench.report.advice import offload_lines
+    from hebench.analysis.advice import offload_lines
 
     rows = summarize_run(read_records(extended_run_path(8) / "results.jsonl").records)
     assert "round time" in offload_lines(rows, None)[0] and "contention is not known" in offload_lines(rows, None)[0]

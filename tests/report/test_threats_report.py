@@ -8,9 +8,8 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from hebench.cli.threats import code, print_threats
-from hebench.report.options import best_attack, options_for
-from hebench.report.threats import (
+from hebench.analysis.options import best_attack, options_for
+from hebench.analysis.threats import (
     dp_bound_lines,
     matrix,
     threat_keys,
@@ -18,6 +17,7 @@ from hebench.report.threats import (
     threat_verdict_lines,
     threat_words,
 )
+from hebench.cli.render.threats import code, print_threats
 from hebench.results.records import AttackSummaryRecord, record_from_json
 from tests.report.rows import row
 
@@ -153,7 +153,7 @@ def test_share_holders_are_judged_against_raws_leakage_to_its_aggregator():
 
 
 def test_a_larger_batch_is_judged_against_raw_at_that_batch_not_credited_as_a_defence():
-    from hebench.report.advice import defence_lines
+    from hebench.analysis.advice import defence_lines
 
     raw4 = replace(attack("raw", 0.05, 0), plan="raw/b4", batch_size=4)
     he4 = replace(attack("host-he/ckks", 0.05, 0), plan="host-he/ckks/b4", batch_size=4)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hebench.analysis.summary import summarize_run
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
-from hebench.results.summary import summarize_run
-from hebench.suite import parse_suite
 from tests.results.runs import extended_run
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from hebench.analysis.summary import summarize_run
 from hebench.results import read_records
-from hebench.results.summary import summarize_run
 from tests.results.runs import RUN
 
 

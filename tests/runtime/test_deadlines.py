@@ -8,12 +8,12 @@ import time
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.errors import PartyError
 from hebench.results import read_records
 from hebench.runtime.base import ConfigurationRun, Started
-from hebench.runtime.local import LocalRuntime
+from hebench.runtime.local.processes import LocalRuntime
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 pytestmark = pytest.mark.slow  # a run that waits out its set-up deadline
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hebench.config.suite import AUTO_POOL_ABOVE, RuntimeSpec, parse_suite
 from hebench.errors import SuiteError
 from hebench.runtime.hosting import plan_hosting
-from hebench.suite import AUTO_POOL_ABOVE, RuntimeSpec, parse_suite
 
 
 def test_auto_gives_each_of_a_few_clients_its_own_process():

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.data.federated import ClientData
 from hebench.errors import PartyError
 from hebench.results import read_records
 from hebench.runtime.base import ConfigurationRun, Started
-from hebench.runtime.local import LocalRuntime
+from hebench.runtime.local.processes import LocalRuntime
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 pytestmark = pytest.mark.slow  # end-to-end pooled runs

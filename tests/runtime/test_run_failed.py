@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.errors import PartyError
 from hebench.report.build import build_report
 from hebench.results import read_records
 from hebench.results.records import RoundRecord, RunFailedRecord
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 
 SUITE = {
     "name": "doomed",

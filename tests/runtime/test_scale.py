@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from hebench.config.suite import parse_suite
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
-from hebench.suite import parse_suite
 from tests.conftest import INSTALLED
 
 CLIENTS = 32

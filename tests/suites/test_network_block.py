@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.link_profiles import PROFILES
+from hebench.config.suite import Suite, load_suite, parse_suite
 from hebench.errors import ParameterError, SuiteError
 from hebench.links.plan import MBIT, plan_network
-from hebench.links.profiles import PROFILES
-from hebench.runtime.network import check_networks
-from hebench.suite import Suite, load_suite, parse_suite
+from hebench.runtime.local.network import check_networks
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 BASE = {"name": "n", "configurations": [{"mode": "raw"}]}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config.suite import load_suite
 from hebench.inversion.campaign import plans_for, view_of
-from hebench.suite import load_suite
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

@@ -1,0 +1,1 @@
+"""Every verdict and the statistics behind it; no HTML, no printing."""

@@ -1,0 +1,72 @@
+"""Whether a protection defended against the attack that ran: its images recovered against raw's, on evidence.
+
+"Defended" is a claim about rates: the protection's share of images recovered (SSIM at or
+above the success threshold) is clearly below raw's, by Newcombe's 95 % interval on the two
+Wilson intervals. Recovering any image is "not defended", a fact; when neither holds the
+verdict says how many more attacked images would decide it (if the rates held).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hebench.analysis.pareto import Interval, decide
+from hebench.results.records import AttackSummaryRecord
+
+ATTACK_NAMES = {"dlg": "DLG", "idlg": "iDLG", "inverting-gradients": "Inverting Gradients"}
+
+
+@dataclass(frozen=True)
+class Defence:
+    verdict: str  # defended, partly defended, not defended, not enough evidence, unknown
+    text: str
+
+    @property
+    def defended(self) -> bool:
+        return self.verdict == "defended"
+
+
+def attack_name(a: AttackSummaryRecord) -> str:
+    return ATTACK_NAMES.get(a.attack, a.attack)
+
+
+def _rate(a: AttackSummaryRecord) -> Interval | None:
+    s = a.scores.get("success")
+    return Interval.rate(int(s["k"]), int(s["n"])) if s and s.get("n") else None
+
+
+def raw_attack(
+    attacks: Sequence[AttackSummaryRecord], like: AttackSummaryRecord | None = None
+) -> AttackSummaryRecord | None:
+    """The attack on the unprotected view (the same attack as ``like`` when there is one)."""
+    raws = [a for a in attacks if not a.dry_run and (a.view == "raw" or (a.ratio == 0 and a.mask))]
+    same = [a for a in raws if like is None or a.attack == like.attack]
+    return (same or raws or [None])[0]
+
+
+def defence(a: AttackSummaryRecord, raw: AttackSummaryRecord | None) -> Defence:
+    """``a``'s verdict against raw's images recovered."""
+    mine, base = _rate(a), (_rate(raw) if raw else None)
+    if mine is None:
+        return Defence("unknown", "images recovered not recorded")
+    assert mine.k is not None
+    got = f"{mine.k} of {mine.n} images recovered ({100 * mine.lo:.0f}–{100 * mine.hi:.0f} %)"
+    if base is None or base.k is None:
+        return Defence("not defended" if mine.k else "unknown", f"{got}; raw was not attacked, so no defence is shown")
+    against = f"raw {base.k} of {base.n}"
+    if base.k == 0:
+        return Defence(
+            "not defended" if mine.k else "not enough evidence",
+            f"{got}; the attack recovered no image from raw ({base.n} tried), so it cannot show a defence",
+        )
+    d = decide(base, mine)  # 1: raw recovers clearly more
+    if d.sign == 1:
+        if mine.k == 0:
+            return Defence("defended", f"{got} against {against} (Newcombe 95 %)")
+        return Defence("partly defended", f"{got}, clearly fewer than {against} (Newcombe 95 %)")
+    if mine.k:
+        extra = f"; {d.needs()} each would decide whether it recovers fewer" if d.needs() else ""
+        return Defence("not defended", f"{got}, not clearly fewer than {against}{extra}")
+    extra = f": {d.needs()} each would decide it (if the rates held)" if d.needs() else ""
+    return Defence("not enough evidence", f"{got} against {against}, not clearly fewer at 95 %{extra}")

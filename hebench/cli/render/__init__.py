@@ -1,0 +1,1 @@
+"""Terminal rendering of summaries, threat tables, legends and link tables."""

@@ -1,0 +1,216 @@
+"""The run summary ``hebench run`` prints: narrow tables (80 columns) over steady rounds, notes, then verdicts.
+
+Notes and verdicts are wrapped here, whole entries kept on one line ("host-he/tenseal-ckks 5" never split),
+long labels replaced by the legend's short keys. Every verdict comes from :mod:`hebench.report` with its
+evidence, as the HTML report prints it.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from hebench.analysis.summary import SummaryRow
+from hebench.cli.render.legend import label_keys, print_legend
+from hebench.results import units as U
+from hebench.results.records import AttackSummaryRecord, RunRecord
+
+INDENT = "      "  # continuation lines of a note or verdict
+SHORT_LABEL = 8  # labels this short are kept in notes and verdicts, not replaced by their key
+NBSP = "\u00a0"
+
+
+def _ratio(r: float | None) -> str:
+    return U.MISSING if r is None else f"{r:.3g}×"
+
+
+def _table(title: str, first: str, columns: Sequence[str]) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table.add_column(first, no_wrap=True)
+    for col in columns:
+        table.add_column(col, justify="right", no_wrap=True)
+    return table
+
+
+def _steady_title(rows: Sequence[SummaryRow]) -> str:
+    warm = max((r.warmup_rounds for r in rows), default=0)
+    return f"per steady round ({warm} warm-up round{'s' if warm != 1 else ''} left out)" if warm else "per round"
+
+
+def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Table]:
+    """Costs (CPU time, bytes, wall time, each ×raw), their spread, phases and quality, offload."""
+    steady = _steady_title(rows)
+    costs = _table(
+        f"costs per client {steady}",
+        "config",
+        ("client\nCPU", "CPU\n×raw", "upload", "upload\n×raw", "round\nwall", "wall\n×raw"),
+    )
+    spread = _table("spread: min–max over steady rounds", "config", ("client CPU", "upload", "round wall"))
+    phases = _table(
+        "wall time per phase, and quality",
+        "config",
+        ("encrypt\nwall", "decrypt\nwall", "aggr.\nwall", "accuracy", "max\nerror"),
+    )
+    for r in rows:
+        k = keys[r.config]
+        costs.add_row(
+            k,
+            U.fmt_seconds(r.client_cpu_s_per_round),
+            _ratio(r.cpu_overhead_vs_raw),
+            U.fmt_bytes(r.upload_bytes_per_client_round),
+            _ratio(r.bytes_overhead_vs_raw),
+            U.fmt_seconds(r.round_wall_s if r.round_wall_s is not None else r.flower_round_wall_s),
+            _ratio(r.round_time_vs_raw),
+        )
+        spread.add_row(
+            k,
+            U.fmt_spread(r.client_cpu_s_spread, "s"),
+            U.fmt_spread(r.upload_bytes_spread, "B"),
+            U.fmt_spread(r.round_wall_s_spread, "s"),
+        )
+        cw = r.engine_wall_s if r.uses_engines else r.client_wall_s
+        phases.add_row(
+            k,
+            U.fmt_seconds(cw.get("encrypt")),
+            U.fmt_seconds(cw.get("decrypt")),
+            U.fmt_seconds(r.aggregator_wall_s.get("aggregate")),
+            U.MISSING if r.accuracy is None else f"{r.accuracy:.3f}",
+            U.MISSING if r.max_abs_error is None else f"{r.max_abs_error:.1e}",
+        )
+    tables = [costs, spread, phases]
+    offload = [r for r in rows if r.uses_engines]
+    if offload:
+        tables.append(_offload_table(offload, keys))
+    return tables
+
+
+def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
+    table = _table(
+        "offload against its host-he twin (measured; total CPU: host + engine)",
+        "config",
+        ("host CPU\nsaved", "engine\nCPU", "total CPU\n×raw", "host↔engine\nbytes", "wall\n×host-he"),
+    )
+    for r in rows:
+        saved = r.host_cpu_saved_vs_host_he
+        table.add_row(
+            keys[r.config],
+            U.MISSING if saved is None else f"{100 * saved:.0f} %",
+            U.fmt_seconds(r.engine_cpu_s_per_round),
+            _ratio(r.total_cpu_overhead_vs_raw),
+            U.fmt_bytes(r.host_engine_bytes_per_round),
+            _ratio(r.round_time_vs_host_he),
+        )
+    return table
+
+
+def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
+    """What the figures above do not say by themselves: warm-up included, the offload twin, projections."""
+    notes = []
+    cold = [r.config for r in rows if r.includes_warmup]
+    if cold:
+        notes.append(
+            f"{', '.join(cold)}: no steady round yet, so the figures include the first (warm-up) round; "
+            "run at least 2 rounds for steady-state figures"
+        )
+    for r in rows:
+        if r.uses_engines:
+            twin = r.host_he_twin or "no host-he configuration with the same settings"
+            notes.append(f"{r.config} (offload) is compared with its host-he twin, {twin}")
+        if r.projected_engine_s:
+            p = r.projected_engine_s
+            notes.append(f"{r.config}: engine time projected on {p.device}: {U.fmt_seconds(p.total_s)} per round")
+    return notes
+
+
+def shortened(text: str, keys: Mapping[str, str]) -> str:
+    """``text`` with each configuration label replaced by its short key (when the legend uses keys), longest
+    label first, so ``host-he/x/sel-0.1`` never becomes ``#2/sel-0.1``."""
+    for label in sorted(keys, key=len, reverse=True):
+        if keys[label] != label and len(label) > SHORT_LABEL:  # "raw" stays raw: it is also a word in the text
+            text = re.sub(rf"(?<![\w/.-]){re.escape(label)}(?![\w/-])", keys[label], text)
+    return text
+
+
+def wrapped(text: str, width: int, first: str = "") -> list[str]:
+    """Lines of at most ``width`` columns (a word longer than that stays whole), breaking only between entries:
+    a label and the number after it ("raw 5") stay together, and continuation lines are indented."""
+    glued = text.replace(" ± ", f"{NBSP}±{NBSP}")
+    glued = re.sub(r"(?<=\S) (?=[(]?[\d.]+(?:\s?%)?[),:;]?(?:\s|$))", NBSP, glued)
+    lines = textwrap.wrap(
+        first + glued,
+        width=max(width, 20),
+        subsequent_indent=INDENT,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return [line.replace(NBSP, " ") for line in lines]
+
+
+def print_lines(console: Console, label: str, style: str, lines: Sequence[str], keys: Mapping[str, str]) -> None:
+    """Each line as ``label: text`` wrapped at the console's width, ``label:`` in ``style``, keys for labels."""
+    for line in lines:
+        out = wrapped(shortened(line, keys), console.width, f"{label}: " if label else "- ")
+        for i, piece in enumerate(out):
+            text = Text(piece)
+            if i == 0 and label:
+                text.stylize(style, 0, len(label) + 1)
+            console.print(text, soft_wrap=True, highlight=False)
+
+
+def contended(run: RunRecord | None, rows: Sequence[SummaryRow]) -> bool | None:
+    """Whether the run's wall times include waiting for a core (None: not known without its run record)."""
+    if run is None:
+        return None
+    from hebench.analysis.load_flags import load_notes
+
+    return bool(load_notes(run, rows))
+
+
+def print_summary(
+    console: Console, rows: Sequence[SummaryRow], notes: Sequence[str] = (), run: RunRecord | None = None
+) -> dict[str, str]:
+    """The summary tables, the legend of short keys, offload against its twin (judged on evidence), then one
+    entry per note; returns the keys used. ``run``: the run record, whose load flags say whether round times
+    may be judged (without it they are not)."""
+    from hebench.analysis.advice import offload_lines
+
+    keys = label_keys([r.config for r in rows])
+    print_legend(console, keys)
+    for table in summary_tables(rows, keys):
+        console.print(table)
+    console.print(
+        "[dim]CPU: CPU time (OS accounting) of a party's process, or of a pooled or flower-sim client's own "
+        "thread; wall: elapsed time; ×raw: ratio to raw.[/]"
+    )
+    print_lines(console, "verdict", "bold", offload_lines(rows, contended(run, rows)), keys)
+    print_lines(console, "note", "yellow", [*summary_notes(rows), *notes], keys)
+    return keys
+
+
+def print_verdicts(
+    console: Console,
+    rows: Sequence[SummaryRow],
+    attacks: Sequence[AttackSummaryRecord],
+    run: RunRecord | None = None,
+    keys: Mapping[str, str] | None = None,
+) -> None:
+    """ "What to choose" and which protections defended, as the report says them, each with its evidence
+    (Welch over steady rounds for costs, Wilson/Newcombe for images recovered); to print after the leakage
+    table. ``run``: the run record, whose load flags keep contended round times out of the ranking."""
+    from hebench.analysis.advice import defence_lines
+    from hebench.analysis.choose import choose
+    from hebench.analysis.options import options_for
+
+    keys = keys if keys is not None else label_keys([r.config for r in rows])
+    options = options_for(rows, attacks, contended=contended(run, rows))  # unknown (no run record): not ranked
+    console.print("what to choose (the report's verdicts; raw is the reference):")
+    print_lines(console, "", "", [*choose(options), *defence_lines(attacks)], keys)
+    from hebench.cli.render.threats import print_threats
+
+    print_threats(console, rows, attacks, keys)

@@ -1,0 +1,89 @@
+"""The threat-model matrix in the terminal: configuration × adversary → the best attack's leakage, 80 columns wide.
+
+Cells are the best attack's mean SSIM and the images it recovered (k/n; the report adds the Wilson interval);
+columns carry short codes explained under the table, as the report's matrix does in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from hebench.analysis.summary import SummaryRow
+from hebench.analysis.threats import (
+    NOT_ATTACKED,
+    Cell,
+    dp_bound_lines,
+    evidence_lines,
+    matrix,
+    threat_verdict_lines,
+    threat_words,
+)
+from hebench.results.records import AttackSummaryRecord
+
+CODES = {
+    "aggregator": "hbc",
+    "colluding-clients": "c{k}",
+    "key-holder": "key",
+    "share-holders": "sh{k}",
+    "malicious-aggregator": "m-{s}",
+    "observer": "obs",
+}
+STRATEGY = {"model-inconsistency": "inc", "trap-weights": "trap", "dropout-lie": "drop"}
+
+
+def code(key: str) -> str:
+    adversary, *rest = key.split(":")
+    k = next((r for r in rest if r.isdigit()), "")
+    strategy = next((STRATEGY.get(r, r) for r in rest if not r.isdigit()), "")
+    return CODES.get(adversary, adversary).format(k=k, s=strategy)
+
+
+def _shown(c: Cell) -> str:
+    if c.ssim is None:
+        return NOT_ATTACKED
+    stopped = " stop" if "stopped" in c.text else ""
+    return f"{c.ssim:.2f} {c.recovered or ''}{stopped}".strip()
+
+
+def print_threats(
+    console: Console,
+    rows: Sequence[SummaryRow],
+    attacks: Sequence[AttackSummaryRecord],
+    keys: Mapping[str, str],
+) -> None:
+    """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend, per threat model
+    which configurations defended (with the images behind it, or what would decide it), the rule and test behind
+    what each adversary obtains, and DP's bounds."""
+    from hebench.cli.render.summary import print_lines
+
+    threats, cells = matrix(rows, attacks)
+    if threats:
+        labels = [keys.get(r.config, r.config) for r in rows]
+        shown = [[_shown(c) for c in line] for line in cells]
+        label_w = min(max(len(x) for x in [*labels, "config"]), 24)
+        cell_w = max(len(x) for line in shown for x in line)
+        fit = max(1, (console.width - label_w - 2) // (cell_w + 2))  # columns of cells that fit beside the labels
+        for first in range(0, len(threats), fit):
+            part = range(first, min(first + fit, len(threats)))
+            table = Table(
+                title="best attack by threat model: mean SSIM, images recovered"
+                + (f" ({first // fit + 1} of {-(-len(threats) // fit)})" if len(threats) > fit else ""),
+                box=box.SIMPLE_HEAD,
+                pad_edge=False,
+                title_justify="left",
+            )
+            table.add_column("config", no_wrap=True, max_width=label_w)
+            for t in part:
+                table.add_column(code(threats[t]), justify="right", no_wrap=True)
+            for label, line in zip(labels, shown, strict=True):
+                table.add_row(label, *(line[t] for t in part))
+            console.print(table)
+        legend = "; ".join(f"{code(t)}: {threat_words(t)}" for t in threats)
+        print_lines(console, "threats", "bold", [legend + ' (– not attacked or not defined; "stop": a defence)'], keys)
+        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks), keys)
+        print_lines(console, "evidence", "dim", evidence_lines(attacks), keys)
+    print_lines(console, "DP bound", "bold", dp_bound_lines(attacks), keys)

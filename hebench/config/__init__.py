@@ -1,0 +1,1 @@
+"""Suite files: the schema, one module per block, validated into frozen objects."""

@@ -1,0 +1,1 @@
+"""Per-operation HE costs: ``hebench compare libraries`` and ``hebench tune``."""

@@ -1,0 +1,1 @@
+"""Scores of a reconstruction against the private original, and DP's bound."""

@@ -1,0 +1,1 @@
+"""What each adversary observes: the real protocol paths and simulated views."""

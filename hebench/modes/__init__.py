@@ -1,6 +1,0 @@
-"""The modes a configuration can run in, as one registry of frozen specs (see :mod:`hebench.modes.spec`)."""
-
-from hebench.modes.registry import find_mode, get_mode, mode_names, register_mode
-from hebench.modes.spec import AttackerView, KeyHolders, ModeSpec
-
-__all__ = ["AttackerView", "KeyHolders", "ModeSpec", "find_mode", "get_mode", "mode_names", "register_mode"]

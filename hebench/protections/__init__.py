@@ -1,0 +1,6 @@
+"""The modes a configuration can run in, as one registry of frozen specs (see :mod:`hebench.protections.spec`)."""
+
+from hebench.protections.registry import find_mode, get_mode, mode_names, register_mode
+from hebench.protections.spec import AttackerView, KeyHolders, ModeSpec
+
+__all__ = ["AttackerView", "KeyHolders", "ModeSpec", "find_mode", "get_mode", "mode_names", "register_mode"]

@@ -1,0 +1,1 @@
+"""Decryptor-HE: clients encrypt under a public key; one decryptor opens aggregates."""

@@ -1,0 +1,1 @@
+"""Differential privacy: client- and sample-level noise, its ledger and attacker view."""

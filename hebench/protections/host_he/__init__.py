@@ -1,0 +1,1 @@
+"""Host-side HE: the client process encrypts and decrypts."""

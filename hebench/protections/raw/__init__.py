@@ -1,0 +1,1 @@
+"""Plaintext FedAvg: the baseline."""

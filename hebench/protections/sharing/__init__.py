@@ -1,0 +1,1 @@
+"""Additive secret sharing to K non-colluding share holders."""

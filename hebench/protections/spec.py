@@ -1,0 +1,119 @@
+"""What defines a mode: who holds which keys, what goes on the wire, how each runtime builds its client side.
+
+A spec is static data. The client-side factories are named by import path
+(``"package.module:function"``) and resolved only by the runtime that uses
+them, so this module (and the suite parser that reads it) imports nothing
+above the party layer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from hebench.errors import ParameterError
+from hebench.protections.params import ModeParams
+from hebench.protections.threats import Adversary, Outcome, Strategy, ThreatRule
+from hebench.protections.threats import resolve as resolve_threat
+
+
+class KeyHolders(Enum):
+    """Which parties receive the epoch's secret key set from the key authority."""
+
+    NONE = "none"  # nothing is encrypted
+    CLIENTS = "clients"  # the client process itself (host-he)
+    ENGINES = "engines"  # a separate engine per client (offload); the client host never holds a key
+    DECRYPTOR = "decryptor"  # one separate decryptor; clients hold the public set only (decryptor-he)
+
+
+class AttackerView(Enum):
+    """What the aggregator (the attacker) can use from one client's upload, before selective masks."""
+
+    FULL_UPDATE = "full-update"  # the plaintext update
+    NOTHING = "nothing"  # ciphertext only: nothing usable without the secret key
+    SUM = "sum"  # only the sum of the round's participating clients' updates (secure aggregation)
+    SHARES = "shares"  # one aggregator's uniformly random shares (all of them colluding: the plain updates)
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """One mode. Adding a mode is one spec (``register_mode``) plus the client-side pieces it names."""
+
+    name: str
+    summary: str
+    key_holders: KeyHolders
+    attacker_view: AttackerView
+    plain_adapter: bool  # True: the configuration uses the `plain` adapter (no HE)
+    packings: tuple[str, ...]  # the update layouts this mode can send
+    selective: bool  # may combine with a selective mask
+    local_link: str  # "module:function": (party context, channels) -> Link, for the local runtime
+    flower_cipher: str | None  # "module:function": (plan, node, hub, node state) -> Cipher; None: not on Flower
+    # the aggregator's half of a round, after "train": (aggregator, chosen, adapter) -> Collected
+    aggregation: str = "hebench.fl.aggregator:sum_uploads"
+    params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)
+    helper_party: str | None = None  # "module:function": body of each extra aggregator process (share holders)
+    helpers: int = 0  # helper processes of a mode without its own params (decryptor-he: its decryptor)
+    helper_doors: tuple[str, ...] = ("public", "aggregator")  # the doors a helper process may use
+    helper_dials: bool = False  # a helper is told where the key authority and the aggregator listen (it dials)
+    aggregator_peers: tuple[str, ...] = ()  # helpers that dial the aggregator, by their hello role
+    threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (hebench.protections.threat_rules)
+
+    def parse_params(self, params: dict[str, Any]) -> ModeParams | None:
+        """The mode's own parameters (pydantic raises ValueError on a bad set), or None."""
+        return None if self.params_model is None else self.params_model.model_validate(params)
+
+    @property
+    def needs_engines(self) -> bool:
+        return self.key_holders is KeyHolders.ENGINES
+
+    @property
+    def encrypts(self) -> bool:
+        """Every update the aggregator receives in this mode is ciphertext (selective: its masked part)."""
+        return self.attacker_view is AttackerView.NOTHING
+
+    def outcome(
+        self,
+        adversary: Adversary,
+        *,
+        k: int = 0,
+        strategy: Strategy | None = None,
+        tls: bool = False,
+        selective: bool = False,
+        clients: int = 1,
+        holders: int = 0,
+    ) -> Outcome:
+        """What ``adversary`` obtains from a configuration of this mode (ValueError where it is not defined)."""
+        return resolve_threat(
+            self.name,
+            self.threats,
+            adversary,
+            k=k,
+            strategy=strategy,
+            tls=tls,
+            selective=selective,
+            clients=clients,
+            holders=holders,
+        )
+
+    def check(self, adapter: str, packing: str, selective: bool) -> None:
+        """Raise ValueError (the suite parser's currency) when a configuration does not fit this mode."""
+        if self.plain_adapter and adapter != "plain":
+            raise ValueError(f"mode {self.name} sends plaintext: use adapter: plain (or an HE mode such as host-he)")
+        if not self.plain_adapter and adapter == "plain":
+            raise ValueError(f"mode {self.name} needs an HE adapter, not plain (e.g. adapter: tenseal-ckks)")
+        if selective and not self.selective:
+            raise ValueError(f"selective encryption needs an HE mode (host-he or offload), not {self.name}")
+        if packing not in self.packings:
+            raise ValueError(f"mode {self.name} sends {' or '.join(self.packings)} updates: use packing: flat")
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """The function a spec names as ``module:function``."""
+    module, _, name = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as err:
+        raise ParameterError(f"mode factory '{target}' cannot be loaded: {err}", "check the mode's spec") from None

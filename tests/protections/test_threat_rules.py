@@ -1,0 +1,148 @@
+"""Threat models as data: every mode's rules name evidence that exists, resolve as documented, and bad threat
+sections of a suite fail with the problem and the fix."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from hebench.config.suite import parse_suite
+from hebench.errors import SuiteError
+from hebench.protections import get_mode, mode_names
+from hebench.protections.threats import Adversary, Obtains, Strategy
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _defined(path: Path, name: str) -> bool:
+    tree = ast.parse(path.read_text())
+    return any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name for n in ast.walk(tree))
+
+
+@pytest.mark.parametrize("mode", mode_names())
+def test_every_rules_evidence_names_a_test_or_function_that_exists(mode):
+    for rule in get_mode(mode).threats:
+        path, _, name = rule.evidence.partition("::")
+        assert (ROOT / path).is_file(), rule.evidence
+        assert _defined(ROOT / path, name), rule.evidence
+
+
+def test_each_built_in_mode_defines_the_common_adversaries():
+    for mode in mode_names():
+        adversaries = {r.adversary for r in get_mode(mode).threats}
+        assert {
+            Adversary.AGGREGATOR,
+            Adversary.COLLUDING_CLIENTS,
+            Adversary.MALICIOUS,
+            Adversary.OBSERVER,
+        } <= adversaries
+
+
+@pytest.mark.parametrize(
+    ("mode", "adversary", "k", "strategy", "tls", "obtains"),
+    [
+        ("host-he", Adversary.AGGREGATOR, 0, None, False, Obtains.NOTHING),
+        ("host-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.EVERY_UPDATE),
+        ("decryptor-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.SUM),
+        ("decryptor-he", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
+        ("offload", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.SUM),
+        ("offload", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
+        ("secagg", Adversary.COLLUDING_CLIENTS, 2, None, False, Obtains.VICTIM),
+        ("secagg", Adversary.MALICIOUS, 0, Strategy.MODEL_INCONSISTENCY, False, Obtains.VICTIM),
+        ("secagg", Adversary.MALICIOUS, 0, Strategy.DROPOUT_LIE, False, Obtains.NOTHING),
+        ("secret-sharing", Adversary.SHARE_HOLDERS, 2, None, False, Obtains.NOTHING),
+        ("secret-sharing", Adversary.SHARE_HOLDERS, 3, None, False, Obtains.EVERY_UPDATE),
+        ("host-he", Adversary.OBSERVER, 0, None, False, Obtains.EVERY_UPDATE),
+        ("host-he", Adversary.OBSERVER, 0, None, True, Obtains.NOTHING),
+        ("raw", Adversary.OBSERVER, 0, None, True, Obtains.NOTHING),
+    ],
+)
+def test_rules_resolve_to_what_each_adversary_obtains(mode, adversary, k, strategy, tls, obtains):
+    got = get_mode(mode).outcome(adversary, k=k, strategy=strategy, tls=tls, clients=3, holders=3)
+    assert got.obtains is obtains
+
+
+def test_colluders_subtract_themselves_from_a_sum():
+    got = get_mode("secagg").outcome(Adversary.COLLUDING_CLIENTS, k=1, clients=5)
+    assert got.obtains is Obtains.SUM and got.clients == 4
+
+
+def test_a_selective_configuration_shows_its_plaintext_part_to_the_aggregator():
+    got = get_mode("host-he").outcome(Adversary.AGGREGATOR, selective=True)
+    assert got.obtains is Obtains.VISIBLE
+
+
+SUITE = {
+    "name": "bad",
+    "data": {"dataset": "natural", "clients": 3},
+    "configurations": [{"mode": "raw"}, {"mode": "secret-sharing", "params": {"aggregators": 2}}],
+}
+
+
+@pytest.mark.parametrize(
+    ("threat", "problem", "fix"),
+    [
+        ({"adversary": "key-holder"}, "no configuration defines it", "pick one of those"),
+        ({"adversary": "colluding-clients", "k": 3}, "leave no victim among the 3 clients", "at most 2"),
+        ({"adversary": "share-holders", "k": 3}, "but mode secret-sharing has 2", "at most 2"),
+        ({"adversary": "share-holders"}, "share-holders needs k", "set k"),
+        ({"adversary": "malicious-aggregator"}, "needs a strategy", "model-inconsistency"),
+        ({"adversary": "malicious-aggregator", "strategy": "dropout-lie"}, "dropout-lie", "strategies there"),
+        ({"adversary": "observer", "k": 1}, "k counts colluders", "colluding-clients or share-holders"),
+        ({"adversary": "nobody"}, "privacy.threats.0.adversary", "fix that field"),
+    ],
+)
+def test_a_bad_threat_is_one_line_with_the_problem_and_the_fix(threat, problem, fix):
+    with pytest.raises(SuiteError) as err:
+        parse_suite({**SUITE, "privacy": {"threats": [threat]}})
+    text = f"{err.value.problem} {err.value.fix}"
+    assert problem in text and fix in text and "\n" not in text
+
+
+def test_attacks_on_token_data_are_refused_before_any_work():
+    tokens = {**SUITE, "data": {"dataset": "tokens", "clients": 3}, "privacy": {"threats": [{}]}}
+    with pytest.raises(SuiteError) as err:
+        parse_suite(tokens)
+    assert "token ids" in err.value.problem and "attack an image dataset" in err.value.problem
+    parse_suite({**tokens, "privacy": None})  # control: the same suite measures costs
+
+
+def test_a_threat_defined_by_some_configurations_applies_to_those_only():
+    from hebench.inversion.campaign import plans_for
+
+    suite = parse_suite({**SUITE, "privacy": {"threats": [{"adversary": "share-holders", "k": 2}]}})
+    assert [p.config for p in plans_for(suite)] == ["secret-sharing[aggregators=2]"]
+
+
+def test_model_inconsistency_refuses_a_model_the_server_cannot_switch_off_with_weights():
+    import torch
+    from torch import nn
+
+    from hebench.errors import ParameterError
+    from hebench.inversion.evaluate import init_model
+    from hebench.inversion.views.inconsistency import dead_model
+
+    saturating = nn.Sequential(nn.Flatten(), nn.Linear(12, 6), nn.Tanh(), nn.Linear(6, 3))  # tanh(-inf) = -1, not 0
+    with pytest.raises(ParameterError, match=r"switching off Linear leaves gradients in 3\.weight"):
+        dead_model(saturating, torch.rand(2, 3, 2, 2))
+    shapes = {"lenet": (3, 32, 32), "mlp": (3, 32, 32), "cnn_dropout": (1, 28, 28), "resnet18": (3, 32, 32)}
+    for name, shape in shapes.items():  # every model in the registry can be switched off
+        model = init_model(name, shape, 10, 0)
+        assert dead_model(model, torch.rand(2, *shape)) is not model
+
+
+def test_modes_without_a_flower_cipher_are_refused_on_flower_before_any_work(tmp_path):
+    from hebench.cli.run import Engine, _runner
+    from hebench.errors import ParameterError
+
+    configs = [{"mode": "raw"}, {"mode": "decryptor-he", "adapter": "tenseal-ckks"}, {"mode": "secagg"}]
+    suite = parse_suite({**SUITE, "configurations": configs})
+    for engine in (Engine.flower, Engine.flower_sim):
+        with pytest.raises(ParameterError) as err:
+            _runner(engine, None, suite, tmp_path, None)
+        assert f"decryptor-he/tenseal-ckks, secagg cannot run on --engine {engine.value}" in err.value.problem
+        assert "local runtime" in err.value.fix
+    assert _runner(Engine.hebench, None, suite, tmp_path, None) is not None  # control: the local runtime runs them
+    assert not any(tmp_path.iterdir())
