@@ -17,8 +17,14 @@ nox.options.sessions = ["tests", "lint"]
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pytest options after --; the fast loop: nox -s tests -- -m "not slow")."""
+    """Run the whole test suite, as CI does (pytest options after --; the fast tier: nox -s fast)."""
     session.run("python", "-m", "pytest", "-q", *session.posargs)
+
+
+@nox.session
+def fast(session: nox.Session) -> None:
+    """The fast tier: every test not marked slow (the end-to-end runs and attack optimisations are)."""
+    session.run("python", "-m", "pytest", "-q", "-m", "not slow", *session.posargs)
 
 
 @nox.session
