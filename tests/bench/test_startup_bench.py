@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hebench.bench.startup import GOAL_S, REFERENCES, startup
 
 
+@pytest.mark.slow  # the startup benchmark: fresh interpreters importing torch
 def test_startup_reports_each_command_against_its_references_and_the_goal():
     result = startup(repeats=1, commands={"hebench --version": ["-m", "hebench", "--version"]})
     (row,) = result["rows"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
@@ -14,6 +15,7 @@ from tests.results.runs import RUN
 runner = CliRunner()
 
 
+@pytest.mark.slow  # plans every attack of the full privacy suite
 def test_attack_full_is_the_full_suite_dry_run(tmp_path):
     result = runner.invoke(
         app,

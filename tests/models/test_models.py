@@ -42,6 +42,7 @@ def test_unknown_model_and_wrong_shape():
         build_model("cnn_dropout", (3, 32, 32), 10)
 
 
+@pytest.mark.slow  # builds ResNet-50, ViT-Small and BERT-base (109 M parameters)
 def test_big_models_match_their_published_configurations():
     assert parameter_count(build_model("resnet50", (3, 32, 32), 1000)) == 25_557_032  # torchvision's resnet50
     assert parameter_count(build_model("vit_small", (3, 224, 224), 1000)) == 22_050_664  # timm's ViT-S/16
@@ -49,6 +50,7 @@ def test_big_models_match_their_published_configurations():
     assert parameter_count(bert) - parameter_count(bert.classifier) == 109_482_240  # bert-base-uncased + pooler
 
 
+@pytest.mark.slow  # a training step of ResNet-50, ViT-Small and BERT-base
 def test_big_models_train_on_small_inputs():
     from hebench.data.tokens import CLASSES, load_token_tensors
 

@@ -45,6 +45,7 @@ def browser():
     driver.quit()
 
 
+@pytest.mark.slow  # a report rendered in headless Chromium
 def test_report_renders_without_errors(browser, tmp_path):
     attack_dir = tmp_path / "attacks"
     with ResultWriter(attack_dir / "attacks.jsonl") as writer:

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from hebench.report.build import build_report, run_section
@@ -27,10 +28,18 @@ def _edit_lines(run: Path, edit) -> None:
     path.write_text("".join(json.dumps(edit(line)) + "\n" for line in lines))
 
 
-def test_report_shows_projected_engine_times_from_the_suites_calibration(tmp_path, monkeypatch):
-    run = _copy(tmp_path)
-    monkeypatch.chdir(tmp_path)  # the suite names calibration.json, relative: found in the run folder
-    html = build_report([run], tmp_path / "r.html").read_text()
+@pytest.fixture(scope="module")
+def v1_report(tmp_path_factory) -> str:
+    """The v1 fixture's report, built once for the tests that read it."""
+    folder = tmp_path_factory.mktemp("v1")
+    run = _copy(folder)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)  # the suite names calibration.json, relative: found in the run folder
+        return build_report([run], folder / "r.html").read_text()
+
+
+def test_report_shows_projected_engine_times_from_the_suites_calibration(v1_report):
+    html = v1_report
     device = json.loads((V1 / "calibration.json").read_text())["environment"]["cpu_model"]
     assert f"Projected engine time on {device}" in html and "<em>projected</em>" in html
 
@@ -66,8 +75,8 @@ def test_a_stored_configuration_that_does_not_validate_is_noted_and_left_out_of_
     assert all("sel-random" not in m.residuals for m in section["models"])
 
 
-def test_the_v1_fixture_reports_every_configuration(tmp_path):
-    html = build_report([_copy(tmp_path)], tmp_path / "r.html").read_text()
+def test_the_v1_fixture_reports_every_configuration(v1_report):
+    html = v1_report
     for label in ("raw", "he-ckks", "nic-ckks", "host-he/tenseal-ckks/sel-random-0.2"):
         assert label in html
     assert "could not be read" not in html

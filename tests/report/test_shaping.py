@@ -97,6 +97,7 @@ def test_report_combines_sources_and_writes_files(tmp_path):
     assert not re.search(r"""(src|href)=["']https?://""", html)  # nothing is fetched: it opens offline
 
 
+@pytest.mark.slow  # a two-run report, one of them on Flower
 def test_a_flower_run_sits_beside_local_runs_with_its_round_time_kept_apart(tmp_path):
     shutil.copytree(RUN, tmp_path / "local")
     shutil.copytree(FIXTURES / "run-flower", tmp_path / "flower")

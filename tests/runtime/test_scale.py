@@ -52,6 +52,7 @@ def test_32_clients_each_in_its_own_process_start_at_once(tmp_path):
     assert_complete([r.to_json() for r in read_records(tmp_path / "results.jsonl").records], 1)
 
 
+@pytest.mark.slow  # an end-to-end run of the FEMNIST sample
 def test_femnist_writers_are_all_clients_and_a_few_are_sampled_each_round(tmp_path, femnist_sample):
     suite = {
         "name": "leaf",
