@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hebench.report.build import build_report
-from tests.report.test_defended import attacked
+from tests.analysis.test_defended import attacked
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN = FIXTURES / "run-offload"

@@ -13,7 +13,7 @@ from hebench.analysis.summary import summarize_run
 from hebench.cli.render.summary import print_summary, print_verdicts, shortened, summary_notes, wrapped
 from hebench.results import read_records
 from hebench.results.records import RunRecord
-from tests.report.test_defended import attacked
+from tests.analysis.test_defended import attacked
 from tests.results.runs import extended_run
 
 LOAD_NOTE = (

@@ -26,7 +26,7 @@ from hebench.protections.secagg.common import CURVE, public_bytes, ring_neighbou
 from hebench.protections.secagg.mask_prg import MASK_GENERATORS
 from hebench.protections.secagg.server import collect_secagg
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 class DropsAfterSharing(SecAggClientRound):

@@ -39,7 +39,7 @@ from hebench.runtime.flower.plan import (
     WEIGHTS,
     FlowerPlan,
 )
-from tests.flower.test_flower_parts import FakeHub
+from tests.runtime.flower.test_flower_parts import FakeHub
 
 CLIENTS, CHUNK = 4, 7
 SAMPLES = {0: 30, 1: 10, 2: 5, 3: 15}
