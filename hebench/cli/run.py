@@ -23,7 +23,7 @@ from hebench.cli.common import (
     round_text,
 )
 from hebench.cli.show import print_run_view, run_view
-from hebench.config.suite import Suite, load_suite
+from hebench.config import Suite, load_suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder, unused_name
 
