@@ -36,7 +36,11 @@ def test_femnist_suite_is_the_fednic_setup():
     [
         ({"configurations": [{"mode": "raw"}]}, "name", "Field required"),
         ({**OK, "data": {"clients": "three"}}, "data.clients", "valid integer"),
-        ({**OK, "configurations": [{"mode": "host-he", "adapter": "rot13"}]}, "configurations.0", "unknown adapter"),
+        (
+            {**OK, "configurations": [{"mode": "host-he", "adapter": "rot13"}]},
+            "configurations.0.adapter",
+            "unknown adapter",
+        ),
         ({**OK, "configurations": [{"mode": "host-he"}]}, "configurations.0", "needs an HE adapter"),
         ({**OK, "data": {"dataset": "imagenet"}}, "data.dataset", "Input should be"),
         ({**OK, "data": {"clients": 2}, "training": {"clients_per_round": 3}}, "training.clients_per_round", "exceeds"),

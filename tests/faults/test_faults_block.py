@@ -49,7 +49,8 @@ def test_min_clients_counts_the_overselected_clients():
 
 def test_a_mode_without_survivor_rounds_is_refused_with_faults_and_told_how():
     raw = {**BASE, "configurations": [{"mode": "raw"}, {"mode": "decryptor-he", "adapter": "tenseal-ckks"}]}
-    with pytest.raises(SuiteError, match=r"configuration 2 \(configurations.1, decryptor-he/tenseal-ckks\).*faults: \{dropout: 0"):
+    named = r"configuration 2 \(configurations.1, decryptor-he/tenseal-ckks\).*faults: \{dropout: 0"
+    with pytest.raises(SuiteError, match=named):
         _suite("faults.dropout=0.1", raw=raw)
     assert _suite("faults.dropout=0.1", "configurations.1.faults={dropout: 0}", raw=raw)
 
