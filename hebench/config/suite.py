@@ -176,7 +176,7 @@ class Suite(Frozen):
                     ) from None
             if attacked and len(undefined) == len(attacked):
                 raise FieldProblem(
-                    f"privacy.threats.{t}.adversary", f"no configuration defines this threat; {undefined[0]}"
+                    f"privacy.threats.{t}.adversary", f"no configuration defines it; {undefined[0]}"
                 )
 
     def with_clients(self, count: int) -> Suite:
