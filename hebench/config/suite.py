@@ -175,9 +175,7 @@ class Suite(Frozen):
                         f"against {configuration_name(i, config.label)}: {err}",
                     ) from None
             if attacked and len(undefined) == len(attacked):
-                raise FieldProblem(
-                    f"privacy.threats.{t}.adversary", f"no configuration defines it; {undefined[0]}"
-                )
+                raise FieldProblem(f"privacy.threats.{t}.adversary", f"no configuration defines it; {undefined[0]}")
 
     def with_clients(self, count: int) -> Suite:
         """This suite with ``data.clients: all`` resolved to the ``count`` clients the data holds (validated)."""
