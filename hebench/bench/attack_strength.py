@@ -36,7 +36,7 @@ import yaml
 from scipy import stats
 
 from hebench.analysis.success import SUCCESS_SSIM
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.inversion.evaluate import AttackPlan, run_plan, summarize
 from hebench.inversion.recipes import RECIPES
 

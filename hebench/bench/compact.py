@@ -18,7 +18,7 @@ from typing import Any
 
 from hebench.analysis.summary import summarize_run
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.records import Record
 from hebench.runtime.runner import Runner

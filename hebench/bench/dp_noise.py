@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hebench.config.suite import DPSpec, TrainingSpec
+from hebench.config import DPSpec, TrainingSpec
 from hebench.fl.training import train_locally
 from hebench.models import build_model, parameter_count
 from hebench.protections.dp.mechanism import SampleLevelDP

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto.registry import status
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.results import read_records

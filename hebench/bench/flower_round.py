@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.records import ConfigurationRecord, PartyRoundRecord, Record
 from hebench.runtime.runner import Runner

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import psutil
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto.registry import status
 from hebench.results import read_records
 from hebench.runtime.runner import Runner

@@ -20,7 +20,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from hebench.config.suite import NetworkSpec
+from hebench.config import NetworkSpec
 from hebench.links.plan import MBIT, Link, PartyLink, plan_network
 from hebench.links.segments import wire_bytes
 from hebench.net.shaping.shaper import PartyShaper

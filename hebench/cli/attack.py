@@ -156,7 +156,7 @@ def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
 
 def _ad_hoc_plans(values: dict[str, Any]) -> list[AttackPlan]:
     """One view described by the options (several attackers side by side under selective encryption)."""
-    from hebench.config.suite import DataSpec, SelectiveSpec
+    from hebench.config import DataSpec, SelectiveSpec
     from hebench.inversion.evaluate import AttackPlan
 
     view = values["view"]
@@ -239,7 +239,7 @@ def attack(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Reconstruct private images from what the aggregator receives, and score the leakage."""
-    from hebench.config.suite import load_suite
+    from hebench.config import load_suite
     from hebench.inversion.campaign import plans_for, recorded_plans, run_campaign
     from hebench.inversion.recipes import load_recipe
     from hebench.results import ResultWriter

@@ -90,7 +90,7 @@ def tune_command(
                     f"--{name} is decided by the suite (its clients and their sample counts)",
                     f"drop --{name}, or tune with --model/--parameters instead of a suite",
                 )
-        from hebench.config.suite import load_suite
+        from hebench.config import load_suite
 
         target = suite_target(load_suite(suite_file))
         count, clients, headroom, samples = target.parameters, target.clients, target.headroom, target.samples

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
+
+from hebench.config.base import Frozen, Seed
 
 PHASES = ("before_train", "after_train", "after_upload")
 # modes whose rounds finish with the clients that arrived when others leave (secagg through its own protocol;
@@ -23,11 +25,7 @@ SURVIVOR_MODES = ("raw", "host-he", "offload", "secagg", "secret-sharing")
 LOSS_TOLERANT_MODES = ("raw", "host-he", "offload", "secagg", "secret-sharing", "decryptor-he")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StragglerSpec(_Frozen):
+class StragglerSpec(Frozen):
     share: float = 0.0  # probability that a selected client is slow in a round
     slowdown: float = 1.0  # its compute takes this many times as long (wall time; CPU as measured)
 
@@ -46,11 +44,11 @@ class StragglerSpec(_Frozen):
         return value
 
 
-class FaultsSpec(_Frozen):
+class FaultsSpec(Frozen):
     dropout: float | None = None
     dropout_phase: Literal["before_train", "after_train", "after_upload", "random"] | None = None
     stragglers: StragglerSpec | None = None
-    seed: int | None = None
+    seed: Seed | None = None
 
     @field_validator("dropout")
     @classmethod

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Configuration, Suite
 from hebench.errors import HebenchError
 from hebench.net.certs import TLSFiles, party_tls
 from hebench.results.run_folder import RunFolder

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
+from hebench.config import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
 from hebench.errors import ParameterError
 from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
 from hebench.inversion.evaluate import public as public_record

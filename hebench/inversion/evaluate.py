@@ -22,7 +22,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from hebench.analysis.success import SUCCESS_SSIM, success_rate
-from hebench.config.suite import DataSpec, DPSpec, SelectiveSpec
+from hebench.config import DataSpec, DPSpec, SelectiveSpec
 from hebench.data.registry import load_federated
 from hebench.errors import DatasetError, ParameterError
 from hebench.inversion.attacks.imprint import plant_imprint

@@ -1,5 +1,5 @@
 """Models: FedML's CNN_DropOut (FEMNIST), DLG's sigmoid LeNet, an MLP, ResNet-18/50, ViT-Small, BERT-base."""
 
-from hebench.models.registry import build_model, parameter_count
+from hebench.models.registry import build_model, count_parameters, parameter_count
 
-__all__ = ["build_model", "parameter_count"]
+__all__ = ["build_model", "count_parameters", "parameter_count"]

@@ -23,7 +23,7 @@ import numpy as np
 import yaml
 
 from hebench.analysis.tee_model import load_coefficients, modelled_costs
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Configuration, Suite
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import HebenchError, ParameterError, PartyError

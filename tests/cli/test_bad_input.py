@@ -104,3 +104,41 @@ def test_insecure_lattice_parameters_name_the_level(tmp_path):
     suite = {**SUITE, "configurations": [{"mode": "host-he", "adapter": "tenseal-ckks", "params": params}]}
     out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
     assert "126 bits" in out
+
+
+def test_a_mistyped_key_is_told_what_it_meant(tmp_path):
+    suite = {**SUITE, "trainig": {"rounds": 2}}
+    out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
+    assert "did you mean 'training'?" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_configuration_is_named_as_users_count(tmp_path):
+    suite = {**SUITE, "configurations": [{"mode": "raw"}, {"mode": "host-he", "adapter": "rot13"}]}
+    out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
+    assert "configuration 2, field 'configurations.1.adapter'" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("seed=100000000000000000000000000", "a seed is a whole number from 0 to 4294967295"),
+        ("measure.timeout_s=1e308", "at most 604800"),
+        ("privacy={threats: [{adversary: aggregator, k: 2}]}", "privacy.threats.0.k"),
+    ],
+)
+def test_numbers_no_party_could_use_are_refused_before_the_run(tmp_path, override, words):
+    out = _fails_cleanly(["run", str(_suite(tmp_path)), "--set", override, "--out", str(tmp_path / "out")])
+    assert words in " ".join(out.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_beyond_this_machines_memory_is_refused_not_allocated(tmp_path):
+    args = ["run", str(_suite(tmp_path)), "--set", "model.hidden=100000000000", "--out", str(tmp_path / "o")]
+    out = " ".join(_fails_cleanly([*args, "--no-report"]).split())
+    assert "79,500,000,000,010 parameters" in out and "GiB of memory" in out and "smaller model" in out
+
+
+def test_check_refuses_a_bad_suite_as_run_does(tmp_path):
+    out = _fails_cleanly(["run", str(_suite(tmp_path, {**SUITE, "trainig": {}})), "--check"])
+    assert "did you mean 'training'?" in out

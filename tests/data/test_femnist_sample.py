@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from hebench.config.suite import DataSpec, parse_suite
+from hebench.config import DataSpec, parse_suite
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.data.fetch import sha256_of
 from hebench.data.leaf import read_split

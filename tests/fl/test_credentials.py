@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import NetworkSpec
+from hebench.config import NetworkSpec
 from hebench.errors import ParameterError
 from hebench.links.plan import plan_network
 from hebench.net.shaping import kernel
@@ -132,7 +132,7 @@ _KILLED_RUN = textwrap.dedent(
     from hebench.links.plan import plan_network
     from hebench.net.shaping.kernel import KernelNetwork
     from hebench.net.shaping.scope import run_bound
-    from hebench.config.suite import NetworkSpec
+    from hebench.config import NetworkSpec
     import multiprocessing as mp
 
     plan = plan_network(NetworkSpec.model_validate({"clients": {"uplink_mbit": 8}}), clients=1, seed=0)
@@ -194,7 +194,7 @@ def test_the_sweeper_ends_what_a_dead_run_left_holding_its_namespaces(tmp_path, 
 @needs_kernel
 @pytest.mark.slow
 def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_nothing(tmp_path):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.results import read_records
     from hebench.runtime.runner import Runner
 
@@ -240,7 +240,7 @@ def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_noth
 def test_every_server_side_party_gets_its_own_namespace(monkeypatch, configuration, helpers):
     """A helper process the runtime starts without a namespace stays in the machine's own and cannot reach
     the parties inside theirs (decryptor-he's decryptor could not dial the key authority)."""
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.runtime.local.network import prepare
 
     built: list[tuple[str, ...]] = []
@@ -282,7 +282,7 @@ FLOWER_SUITE = {
 
 
 def test_flower_takes_kernel_links_and_refuses_in_one_line_what_it_cannot_shape(monkeypatch):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.runtime.local.network import check_networks
 
     monkeypatch.setattr(kernel, "kernel_capabilities", lambda: KernelCapabilities(True, "ip", "tc", tbf=True))
@@ -297,7 +297,7 @@ def test_flower_takes_kernel_links_and_refuses_in_one_line_what_it_cannot_shape(
 
 
 def test_a_flower_run_without_netem_records_that_its_links_get_rates_only(monkeypatch):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.runtime.local.network import network_record
 
     monkeypatch.setattr(kernel, "kernel_capabilities", lambda: KernelCapabilities(True, "ip", "tc", tbf=True))
@@ -343,7 +343,7 @@ def _flower_processes(namespaces: set[int]) -> dict[int, tuple[str, int]]:
 @needs_kernel
 @pytest.mark.slow
 def test_a_flower_run_on_kernel_links_places_every_process_and_leaves_nothing(tmp_path):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.results import read_records
     from hebench.runtime.flower.runner import FlowerRuntime
     from hebench.runtime.runner import Runner

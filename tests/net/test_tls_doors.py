@@ -277,7 +277,7 @@ class _Control:
 def _share_traffic(tmp_path, transport: str) -> tuple[Tap, bytes]:
     """One secret-sharing round between client 0 and share holder 1 through a tap, with aggregator 0 a bare
     door: (the tap, the share sum client 0 received from the holder)."""
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.fl.meter import PhaseMeter
     from hebench.fl.party import Credentials, PartyContext, Wiring
     from hebench.net.certs import party_tls
@@ -329,7 +329,7 @@ def test_control_share_holder_traffic_over_tcp_is_readable(tmp_path):
 
 
 def test_a_runtime_that_cannot_make_tls_refuses_the_suite_instead_of_running_without(tmp_path):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.errors import ParameterError
     from hebench.runtime.runner import Runner
 

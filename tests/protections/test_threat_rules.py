@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import SuiteError
 from hebench.protections import get_mode, mode_names
 from hebench.protections.threats import Adversary, Obtains, Strategy

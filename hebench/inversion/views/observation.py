@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hebench.config.suite import DPSpec
+from hebench.config import DPSpec
 from hebench.inversion.views.local_update import LocalTraining
 from hebench.models.shared import shared_tensors
 

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from hebench.config.suite import DPSpec
+from hebench.config import DPSpec
 from hebench.errors import ParameterError
 from hebench.protections.dp.noise import NoiseSource, SecretNoise
 

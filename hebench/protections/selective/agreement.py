@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from hebench.config.suite import SelectiveSpec
+from hebench.config import SelectiveSpec
 from hebench.protections.selective.masks import layer_mask, local_map, top_fraction
 
 

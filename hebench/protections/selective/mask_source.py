@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from hebench.config.suite import SelectiveSpec
+from hebench.config import SelectiveSpec
 from hebench.data.federated import ClientData
 from hebench.errors import ParameterError
 from hebench.protections.selective.masks import layer_mask, local_map, top_fraction

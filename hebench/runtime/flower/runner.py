@@ -25,7 +25,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, MeasureSpec, Suite
+from hebench.config import Configuration, MeasureSpec, Suite
 from hebench.errors import ParameterError, PartyError, SuiteError
 from hebench.fl.party import Credentials, PartyContext, party_main
 from hebench.net.address import parse_address

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Suite
+from hebench.config import Suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold

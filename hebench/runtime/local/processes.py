@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Suite
 from hebench.fl.aggregator import run_aggregator
 from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
@@ -36,6 +36,7 @@ from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.runtime.hosting import Hosting, plan_hosting
 from hebench.runtime.local.network import ConfigurationNetwork, prepare
+from hebench.runtime.local.party_names import helper_names
 from hebench.runtime.local.pool import pool_main
 
 # the doors each role may use
@@ -77,7 +78,7 @@ class LocalRuntime:
             tls=tls_folder,
         )
         spawn = mp.get_context("spawn")
-        helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(config)))
+        helpers = helper_names(config)
         names = ("aggregator", *helpers, *(f"client-{i}" for i in range(len(run.data.clients))))
         started = Started(records=spawn.Queue(), expected_setup=frozenset(names), extra_aggregators=len(helpers))
         controls: dict[str, Any] = {}
@@ -258,17 +259,11 @@ def party_certificates(run: ConfigurationRun) -> str | None:
         return None
     folder = RunFolder(run.run_dir).certs / f"parties-{safe_label(run.config.label)}"
     clients = len(run.data.clients)
-    share_holders = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(run.config)))
+    share_holders = helper_names(run.config)
     servers = ("aggregator", "key-authority", *share_holders)
     names = (*servers, *(f"{role}-{i}" for role in ("client", "engine") for i in range(clients)))
     make_party_certificates(folder, names, servers)
     return str(folder)
-
-
-def helper_count(config: Configuration) -> int:
-    """Helper processes beside the aggregator: share holders (the mode's params) or the spec's own (a decryptor)."""
-    params = config.mode_params
-    return params.extra_aggregators if params is not None else config.spec.helpers
 
 
 def host_cores(suite: Suite) -> tuple[int, ...] | None:

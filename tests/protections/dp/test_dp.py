@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from hebench.config.suite import DPSpec, TrainingSpec, parse_suite
+from hebench.config import DPSpec, TrainingSpec, parse_suite
 from hebench.errors import SuiteError
 from hebench.fl.training import train_locally
 from hebench.protections.dp.mechanism import SampleLevelDP, clip_update, privatize_update

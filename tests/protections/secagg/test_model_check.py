@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.attacker_round import secagg_round
 from hebench.protections.secagg.client import DIGEST_BYTES

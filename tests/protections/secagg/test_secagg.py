@@ -16,7 +16,7 @@ from flwr.common.secure_aggregation.crypto.symmetric_encryption import generate_
 from flwr.common.secure_aggregation.secaggplus_utils import pseudo_rand_gen
 from pydantic import ValidationError
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError, SuiteError
 from hebench.fl.meter import PhaseMeter
 from hebench.net.transport import Message, accept, connect, listen

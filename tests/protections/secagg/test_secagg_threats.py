@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.inversion.campaign import plans_for
 from hebench.inversion.evaluate import run_plan

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from hebench.analysis.summary import summarize_run
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.net.transport import read_transcript
