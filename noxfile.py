@@ -30,8 +30,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks: HE libraries, Paillier packing, CNN rounds (host-HE, offload, Flower), scale; JSON: reports/bench."""
-    session.run("python", "-m", "hebench.bench.suite", *session.posargs)
+    """Benchmark studies (nox -s bench -- NAME...: those; -- --list: all, one line each); JSON: reports/bench."""
+    session.run("python", "-m", "hebench.bench", *session.posargs)
 
 
 @nox.session
