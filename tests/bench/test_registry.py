@@ -8,6 +8,7 @@ import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +175,9 @@ def test_plan_keeps_the_order_named_and_runs_a_name_once(known):
     todo = plan(args, known)
     assert [s.name for s, _ in todo] == ["startup", "libraries"]
     assert todo[1][1] == {"sizes": (64,)}
+
+
+def test_the_benchmarks_doc_lists_every_study(known):
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md").read_text()
+    missing = [name for name in known if f"| `{name}` |" not in doc]
+    assert not missing, f"docs/benchmarks.md lacks {missing}"
