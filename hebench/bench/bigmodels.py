@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import psutil
 
+from hebench.bench.registry import study
 from hebench.config import parse_suite
 from hebench.crypto.registry import status
 from hebench.results import read_records
@@ -240,7 +241,9 @@ def unequal_counts(rounds: int = 2) -> dict[str, Any]:
     return out
 
 
+@study("bigmodels")
 def bigmodels(points: tuple[Point, ...] = POINTS) -> dict[str, Any]:
+    """Per-party peak memory, time and bytes from 1.2 M to 109 M parameters, per mode, streamed end to end."""
     rows = [row for point in points for row in measure_point(point)]
     within_goals(rows)
     goals = []

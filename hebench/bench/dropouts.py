@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hebench.bench.registry import study
 from hebench.faults import FaultsSpec, fault_for
 
 if TYPE_CHECKING:
@@ -276,13 +277,17 @@ def _adapters() -> dict[str, Any]:
     return found
 
 
+@study("dropouts")
 def dropouts(
     clients: tuple[int, ...] = CLIENTS,
     rates: tuple[float, ...] = RATES,
     values: int = VALUES,
     scaling: tuple[int, ...] = SCALING_CLIENTS,
 ) -> dict[str, Any]:
-    """Every protection at every (clients, dropout rate): rows, and each row's cost relative to 0 % dropout."""
+    """Each protection's dropout-recovery cost against the dropout rate (0-30 %) at 32 and 100 clients;
+    secagg's growth in n.
+
+    Every protection at every (clients, dropout rate): rows, and each row's cost relative to 0 % dropout."""
     rows = []
     adapters = _adapters()
     for n in clients:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, status
 from hebench.fl.meter import PhaseMeter
 from hebench.net.transport import Message
@@ -159,7 +160,9 @@ def _slopes(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+@study("protections_scale")
 def protections_scale(clients: tuple[int, ...] = CLIENTS, size: int = PARAMETERS) -> dict[str, Any]:
+    """Per-client CPU and bytes of SecAgg+, SecAgg and secret sharing against the number of clients, beside host-HE."""
     variants = {
         "secagg+/ring3/full-key": lambda n: SecAggParams(num_shares=3, reconstruction_threshold=2),
         "secagg+/ring3/flwr-32bit": lambda n: SecAggParams(num_shares=3, reconstruction_threshold=2, prg="flwr-32bit"),

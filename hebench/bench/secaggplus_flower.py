@@ -38,8 +38,9 @@ import numpy as np
 
 from hebench.bench.dropouts import SECAGG_SHARES as NUM_SHARES  # six neighbours on a ring
 from hebench.bench.dropouts import SECAGG_THRESHOLD as THRESHOLD  # any four of seven shares rebuild
-from hebench.bench.flower_grid import as_server_app, in_process_grid, stop_at_masked_upload
-from hebench.bench.secaggplus_bell import BELL_2020, neighbours_at_scale
+from hebench.bench.registry import study
+from hebench.bench.support.flower_grid import as_server_app, in_process_grid, stop_at_masked_upload
+from hebench.bench.support.secaggplus_bell import BELL_2020, neighbours_at_scale
 
 CLIENTS = (8, 32, 100)
 RATES = (0.0, 0.1, 0.2, 0.3)
@@ -336,6 +337,7 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {**merge(rows), "repeats": len(rows)}
 
 
+@study("secaggplus_flower")
 def secaggplus_flower(
     clients: tuple[int, ...] = CLIENTS,
     rates: tuple[float, ...] = RATES,
@@ -344,7 +346,10 @@ def secaggplus_flower(
     repeats: int = REPEATS,
     simulation_check: bool = True,
 ) -> dict[str, Any]:
-    """Flower's SecAgg+ and hebench's secagg at every (clients, dropout rate), measured in the same run (each point
+    """hebench's secagg beside Flower's own SecAgg+ on the same parameters and dropped clients, hebench / Flower
+    per point.
+
+    Flower's SecAgg+ and hebench's secagg at every (clients, dropout rate), measured in the same run (each point
     ``repeats`` times, interleaved, medians reported); with ``simulation_check``, the harness's dropout checked
     once against ``run_simulation`` (:func:`flower_simulation_check`, Ray: about 20 s)."""
     from hebench.bench.dropouts import dropped_clients

@@ -19,6 +19,7 @@ import numpy as np
 from cryptography.fernet import Fernet
 
 from hebench.bench.protections_scale import PARAMETERS, pair
+from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, load_adapter, status
 from hebench.fl.meter import PhaseMeter
 from hebench.protections.decryptor_he.decryptor import open_sealed
@@ -111,5 +112,7 @@ def decryptor_cost(size: int = PARAMETERS, adapter_name: str = "tenseal-ckks") -
     }
 
 
+@study("threat_defences")
 def threat_defences() -> dict[str, Any]:
+    """What secagg's model check and decryptor-he cost (against host-he), on CNN_DropOut's 1,206,590 values."""
     return {"benchmark": "threat_defences", "model_check": model_check_cost(), "decryptor": decryptor_cost()}

@@ -17,9 +17,12 @@ import types
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hebench.errors import RecordError
+
+if TYPE_CHECKING:
+    from typing import Self  # Python 3.11+: an annotation only, so hebench still imports on 3.10
 
 
 def _plain(value: Any) -> Any:
