@@ -32,7 +32,7 @@ import numpy as np
 from hebench.faults import FaultsSpec, fault_for
 
 if TYPE_CHECKING:
-    from hebench.protections.params import SecAggParams
+    from hebench.protections.secagg.params import SecAggParams
 
 RATES = (0.0, 0.1, 0.2, 0.3)
 CLIENTS = (32, 100)
@@ -79,8 +79,8 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
     from hebench.errors import PartyError
     from hebench.fl.meter import PhaseMeter
     from hebench.net.transport import Message, accept, connect, listen
-    from hebench.protections.params import SecAggParams
     from hebench.protections.secagg.client import SecAggClientRound
+    from hebench.protections.secagg.params import SecAggParams
     from hebench.protections.secagg.server import collect_secagg
 
     class LeavesAfterSharing(SecAggClientRound):

@@ -23,9 +23,10 @@ from hebench.crypto.registry import create_adapter, status
 from hebench.fl.meter import PhaseMeter
 from hebench.net.transport import Message
 from hebench.net.transport import encode as encode_frame
-from hebench.protections.params import SecAggParams, SecretSharingParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import collect_secagg
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, decode, encode, split
 
 PARAMETERS = 1_206_590  # CNN_DropOut (models registry: cnn_dropout)

@@ -16,12 +16,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from hebench.config.faults import LOSS_TOLERANT_MODES, SURVIVOR_MODES, FaultsSpec
+from hebench.config.faults import FaultsSpec
 from hebench.config.link_profiles import get_profile
 from hebench.config.steady import warmup_rounds
 from hebench.errors import HebenchError, SuiteError
 from hebench.protections import ModeSpec, get_mode, mode_names
+from hebench.protections.dp.spec import DPSpec
 from hebench.protections.params import ModeParams
+from hebench.protections.selective.spec import SelectiveSpec
 from hebench.protections.threats import Adversary, NotDefined, Outcome, Strategy
 
 AUTO_POOL_ABOVE = 8  # runtime.hosting: auto gives each client its own process up to this many clients
@@ -124,54 +126,6 @@ class TrainingSpec(_Frozen):
         if value is not None and not 0 < value <= 1:
             raise ValueError(f"target_accuracy is a fraction of test samples in (0, 1], got {value}: write e.g. 0.9")
         return value
-
-
-class SelectiveSpec(_Frozen):
-    """Encrypt only the parameters a mask selects (FedML-HE); the rest travels in plaintext."""
-
-    mask: Literal["sensitivity", "magnitude", "random", "layers"] = "sensitivity"
-    ratio: float = Field(0.1, ge=0, le=1)  # fraction encrypted (ignored by layers)
-    layers: tuple[str, ...] = ("first", "last")  # names or patterns, for mask: layers
-    samples: int = Field(16, ge=1)  # K local samples the sensitivity map averages over
-
-    @property
-    def needs_agreement(self) -> bool:
-        """Masks from score maps are agreed under encryption first (FedML-HE); layer masks are known up front."""
-        return self.mask != "layers"
-
-
-class DPSpec(_Frozen):
-    """Differential privacy on a configuration's client updates (see docs/dp-tls-tee.md).
-
-    ``client``: the update (trained model minus the round's global model) is clipped to L2 norm ``clip`` and
-    Gaussian noise N(0, (noise_multiplier·clip)²) is added per coordinate, as Flower's client-side fixed
-    clipping. ``sample``: DP-SGD with Opacus (per-sample clipping to ``clip``, noise ``noise_multiplier·clip``
-    per step), with ε at ``delta`` accounted over the run's rounds. The noise is secret to each client (the OS
-    CSPRNG); ``reproducible_noise`` derives it from the suite's seed instead, so the aggregator can remove it:
-    for debugging only, labelled in the configuration's label and a ``security_note`` record.
-    """
-
-    level: Literal["client", "sample"]
-    clip: float = Field(1.0, gt=0)
-    noise_multiplier: float = Field(ge=0)
-    delta: float = Field(1e-5, gt=0, lt=1)  # sample level: ε is reported at this δ
-    accountant: Literal["rdp", "prv"] = "rdp"  # sample level: Opacus' accountant
-    reproducible_noise: bool = False  # DEBUGGING ONLY: noise from the suite seed, which the aggregator can remove
-
-    @model_validator(mode="after")
-    def _opacus_installed(self) -> DPSpec:
-        if self.level == "sample":
-            import importlib.util
-
-            if importlib.util.find_spec("opacus") is None:
-                raise ValueError("level: sample needs Opacus, which is not installed: pip install 'hebench[dp]'")
-        return self
-
-    @property
-    def tag(self) -> str:
-        """The configuration label's part for this DP setting."""
-        tag = f"dp-{self.level}-z{self.noise_multiplier:g}-c{self.clip:g}"
-        return tag + ("-REPRODUCIBLE-NOISE" if self.reproducible_noise else "")
 
 
 class TEESpec(_Frozen):
@@ -600,7 +554,7 @@ class Suite(_Frozen):
     def faults_tolerated(self, config: Configuration) -> bool:
         """``config``'s aggregator finishes rounds with the clients that arrived, so a client process that dies is
         a dropout of that round (the other modes' runs still end with it)."""
-        return config.mode in LOSS_TOLERANT_MODES
+        return config.spec.survives_client_loss
 
     def rounds_may_skip(self, config: Configuration) -> bool:
         """A round of ``config`` may end without an aggregate (too few arrived, or a client lost mid-upload), so
@@ -668,10 +622,11 @@ class Suite(_Frozen):
                     "lower min_clients, or raise clients_per_round or overselect"
                 )
         for i, config in enumerate(self.configurations):
-            if self.faults_for(config) is not None and config.mode not in SURVIVOR_MODES:
+            if self.faults_for(config) is not None and not config.spec.survives_dropout:
+                survivors = ", ".join(mode_names(lambda spec: spec.survives_dropout))
                 raise ValueError(
                     f"configurations.{i} ({config.label}): mode {config.mode} does not yet finish rounds with the "
-                    f"survivors in the running system; with faults use {', '.join(SURVIVOR_MODES)}, or set "
+                    f"survivors in the running system; with faults use {survivors}, or set "
                     f"configurations.{i}.faults: {{dropout: 0, stragglers: {{share: 0}}}}"
                 )
 

@@ -30,7 +30,7 @@ from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
 from hebench.protections.dp.noise import reproducible_noise_note
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import (
     AttackSummaryRecord,

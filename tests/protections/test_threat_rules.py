@@ -13,7 +13,7 @@ from hebench.errors import SuiteError
 from hebench.protections import get_mode, mode_names
 from hebench.protections.threats import Adversary, Obtains, Strategy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _defined(path: Path, name: str) -> bool:

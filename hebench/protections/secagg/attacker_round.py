@@ -17,8 +17,8 @@ import numpy as np
 from hebench.errors import PartyError
 from hebench.fl.meter import PhaseMeter
 from hebench.net.transport import Channel, Message, accept, connect, listen
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import SecAggResult, collect_secagg
 
 TIMEOUT_S = 60.0

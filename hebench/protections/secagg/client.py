@@ -38,7 +38,6 @@ from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import spans
 from hebench.net.transport import Channel, Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.common import (
     CURVE,
     add_mod,
@@ -50,6 +49,7 @@ from hebench.protections.secagg.common import (
     wire_dtype,
 )
 from hebench.protections.secagg.mask_prg import mask_stream
+from hebench.protections.secagg.params import SecAggParams
 
 DIGEST_BYTES = 32  # sha256 of the global model (params.model_check)
 PHASES = ("advertise_keys", "share_keys", "masked_upload", "unmask")  # the phases each party's records carry

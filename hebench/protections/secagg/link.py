@@ -14,8 +14,8 @@ from hebench.fl.link import DirectLink, Link, Opened, direct_link
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.net.transport import Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 
 
 class SecAggLink(DirectLink):

@@ -29,7 +29,6 @@ from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
 from hebench.net.transport import Channel, Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.common import (
     add_mod,
     check_headroom,
@@ -41,6 +40,7 @@ from hebench.protections.secagg.common import (
     wire_dtype,
 )
 from hebench.protections.secagg.mask_prg import mask_stream
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.selective.split import PLAIN
 
 

@@ -34,7 +34,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
 from hebench.net.transport import Channel, Message, accept, listen
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import check_headroom
 from hebench.results.records import PartyRoundRecord, PartySetupRecord
 

@@ -19,7 +19,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.ring_stream import spans
 from hebench.net.transport import Channel, Message, connect
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import check_range, combine, decode, encode, split
 
 

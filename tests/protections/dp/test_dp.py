@@ -165,7 +165,7 @@ def test_reproducible_noise_is_a_labelled_option_no_shipped_suite_uses():
         spec.tag.endswith("-REPRODUCIBLE-NOISE")
         and DPSpec(level="client", noise_multiplier=1.0).tag == "dp-client-z1-c1"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     shipped = sorted([*root.glob("suites/*.yaml"), *root.glob("docs/*suite*.yaml")])
     assert len(shipped) >= 8
 
