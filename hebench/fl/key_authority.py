@@ -6,7 +6,9 @@ holders' door and the aggregator's door. A party is admitted by the door's
 credential, never by what it says it is, so the aggregator (which holds only
 its own door's credential) cannot ask for the secret set. The aggregator asks
 for each epoch's keys as rounds reach it (rotation every K rounds); the
-authority pushes the secret set to every holder before it answers.
+authority pushes the secret set to every holder before it answers. A mode whose
+secret set goes to one helper instead (decryptor-he) names its own loop in its
+spec (``key_service``): this core never imports a protocol's parties.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from hebench.net.refusals import Refusal
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Door, Message, accept, listen
 from hebench.protections import KeyHolders
-from hebench.protections.decryptor_he.keys import serve_decryptor_keys
+from hebench.protections.spec import resolve
 from hebench.results.records import SecurityNoteRecord
 
 
@@ -79,12 +81,13 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
     holders_door = door(creds.key_holder, "key holders'", ctx, records)
     public_door = door(creds.public, "aggregator's", ctx, records)
     addresses = {"key_holder": holders_door.address, "public": public_door.address}
-    if ctx.config.spec.key_holders is KeyHolders.DECRYPTOR:  # its one key holder comes in at the engine door
-        assert creds.engine is not None
+    spec = ctx.config.spec
+    if spec.key_holders is KeyHolders.DECRYPTOR:  # its one key holder comes in at the engine door
+        assert creds.engine is not None and spec.key_service is not None
         decryptor_door = door(creds.engine, "decryptor's", ctx, records)
         control.send({**addresses, "decryptor": decryptor_door.address})
         control.recv()
-        serve_decryptor_keys(ctx, holders_door, public_door, decryptor_door, records)
+        resolve(spec.key_service)(ctx, holders_door, public_door, decryptor_door, records)  # the mode's own loop
         return
     control.send(addresses)
     engines, tls_dir = control.recv()
