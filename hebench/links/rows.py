@@ -39,7 +39,7 @@ class LinkRow:
     client_compute_cpu_s: float | None  # per training client and round: CPU of its compute phases
     time_to_accuracy: TimeToAccuracyRecord | None = None
     missing: tuple[str, ...] = ()  # what the kernel lacked (applied in userspace instead)
-    baseline: bool = False  # the unprotected row (the baseline mode, no DP, TLS or TEE): ratios are taken to it
+    baseline: bool = False  # the baseline mode's plain configuration: the links section's ratios are taken to it
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -101,8 +101,10 @@ def link_rows(records: Iterable[Record]) -> list[LinkRow]:
 
 
 def _is_baseline(config: ConfigurationRecord) -> bool:
+    """The baseline mode's plain configuration: its label (without the link) is the mode's name alone (no name of
+    its own, no DP, TLS or TEE suffix)."""
     spec = find_mode(config.mode)
-    return spec is not None and spec.baseline and config.dp is None and config.transport == "tcp" and not config.tee
+    return spec is not None and spec.baseline and config.config.split("@", 1)[0] == spec.name
 
 
 def _held(rec: PartyRoundRecord) -> bool:
