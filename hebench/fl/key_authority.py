@@ -21,6 +21,7 @@ from hebench.errors import PeerClosedError
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
+from hebench.net.messages import MessageKind
 from hebench.net.refusals import Refusal
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Door, Message, accept, listen
@@ -46,7 +47,7 @@ def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: s
             retry_s=ctx.suite.measure.setup_timeout_s,
         )
         ch = Channel(framed, f"engine {i}", ctx.timeout_s)  # type: ignore[arg-type]
-        ch.send(Message("hello", {"role": "key_authority"}))
+        ch.send(Message(MessageKind.HELLO, {"role": "key_authority"}))
         channels.append(ch)
     return channels
 
@@ -96,24 +97,24 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
     if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
         clients = admit(holders_door, "key holders'", ctx.suite.data.clients, ctx)
         for client in clients:
-            client.peer = f"client {int(client.recv('hello').meta['client'])}"
+            client.peer = f"client {int(client.recv(MessageKind.HELLO).meta['client'])}"
         holders += clients
     holders_door.close()
     (aggregator,) = admit(public_door, "aggregator's", 1, ctx)
-    aggregator.recv("hello")
+    aggregator.recv(MessageKind.HELLO)
     aggregator.peer = "the aggregator"
     public_door.close()
     keys = EpochKeys(ctx, holders, records, len(holders))
     while True:
         request = aggregator.recv()
-        if request.kind == "done":
+        if request.kind == MessageKind.DONE:
             break
         epoch = int(request.meta["epoch"])
         _, public = keys.get(epoch)  # holders have the secret set before the aggregator hears back
-        aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
+        aggregator.send(Message(MessageKind.KEYS, {"epoch": epoch, "secret": False}, (public,)))  # never the secret
     for engine in engine_channels:  # a clean end of the key channel (a bare close reads as a fault there)
         try:
-            engine.send(Message("done"))
+            engine.send(Message(MessageKind.DONE))
         except PeerClosedError:  # an engine that died is its client's dropout, not the end of the run
             if not ctx.suite.faults_tolerated(ctx.config):
                 raise

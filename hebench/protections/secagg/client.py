@@ -37,6 +37,7 @@ from hebench.errors import PartyError
 from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import spans
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.protections.secagg.common import (
     CURVE,
@@ -87,10 +88,10 @@ class SecAggClientRound:
         with self.meter.phase("advertise_keys"):
             self.share_key, self.mask_key = ec.generate_private_key(CURVE), ec.generate_private_key(CURVE)
             parts = (public_bytes(self.share_key), public_bytes(self.mask_key))
-            self.channel.send(Message("sa_keys", {**meta, "client": self.index, "samples": samples}, parts))
+            self.channel.send(Message(MessageKind.SA_KEYS, {**meta, "client": self.index, "samples": samples}, parts))
 
     def share_keys(self) -> None:
-        msg = self.channel.recv("sa_neighbours")
+        msg = self.channel.recv(MessageKind.SA_NEIGHBOURS)
         with self.meter.phase("share_keys"):
             self.weight = float(msg.meta["weight"])
             self.neighbours = [int(j) for j in msg.meta["neighbours"]]
@@ -114,8 +115,8 @@ class SecAggClientRound:
                 plain = share_keys_plaintext_concat(self.index, j, seed_shares[pos], key_shares[pos])
                 plain += self.model_digest if self.params.model_check else b""
                 sealed.append(encrypt(generate_shared_key(self.share_key, self.pk_share[j]), plain))
-            self.channel.send(Message("sa_shares", {"to": self.neighbours}, tuple(sealed)))
-        msg = self.channel.recv("sa_inbox")
+            self.channel.send(Message(MessageKind.SA_SHARES, {"to": self.neighbours}, tuple(sealed)))
+        msg = self.channel.recv(MessageKind.SA_INBOX)
         with self.meter.phase("share_keys"):
             self.masked_with = []
             for j, blob in zip(msg.meta["from"], msg.parts, strict=True):
@@ -166,12 +167,12 @@ class SecAggClientRound:
                     masked = add_mod(masked, step, m) if self.index < j else sub_mod(masked, step, m)
                 blob = masked.astype(wire_dtype(m)).tobytes()
                 del chunk, masked
-                self.channel.send(Message("sa_masked_chunk", {"offset": start, "values": n}, (blob,)))
-            self.channel.send(Message("sa_masked", {"client": self.index, "values": n}))
+                self.channel.send(Message(MessageKind.SA_MASKED_CHUNK, {"offset": start, "values": n}, (blob,)))
+            self.channel.send(Message(MessageKind.SA_MASKED, {"client": self.index, "values": n}))
 
     def unmask(self) -> None:
         """Answer one unmask request; every request of the round is checked against all earlier ones."""
-        msg = self.channel.recv("sa_unmask")
+        msg = self.channel.recv(MessageKind.SA_UNMASK)
         with self.meter.phase("unmask"):
             survivors = {int(j) for j in msg.meta["survivors"]}
             dropped = {int(j) for j in msg.meta["dropped"]}
@@ -192,4 +193,4 @@ class SecAggClientRound:
             seeds_of = sorted(survivors & self.held.keys())
             keys_of = sorted(dropped & self.held.keys())
             parts = tuple(self.held[j][0] for j in seeds_of) + tuple(self.held[j][1] for j in keys_of)
-            self.channel.send(Message("sa_reveal", {"seeds_of": seeds_of, "keys_of": keys_of}, parts))
+            self.channel.send(Message(MessageKind.SA_REVEAL, {"seeds_of": seeds_of, "keys_of": keys_of}, parts))

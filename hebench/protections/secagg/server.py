@@ -28,6 +28,7 @@ from hebench.fl.aggregator import Aggregator, Collected
 from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.protections.secagg.common import (
     add_mod,
@@ -112,9 +113,9 @@ def collect_secagg(
             msg = recv(i)
             if msg is None:  # lost before advertising: not a member of this round
                 continue
-            if msg.kind == "leave":  # left before the protocol began: not a member of this round
+            if msg.kind == MessageKind.LEAVE:  # left before the protocol began: not a member of this round
                 left[i] = str(msg.meta.get("phase", "unknown"))
-            elif msg.kind != "sa_keys":
+            elif msg.kind != MessageKind.SA_KEYS:
                 raise PartyError(f"expected 'sa_keys' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             else:
                 keys[i] = msg
@@ -130,12 +131,12 @@ def collect_secagg(
         for i in members:
             parts = tuple(p for j in graph[i] for p in keys[j].parts)
             meta = {"weight": weights[i], "neighbours": graph[i]}
-            send(i, Message("sa_neighbours", meta, parts))
+            send(i, Message(MessageKind.SA_NEIGHBOURS, meta, parts))
     with meter.phase("share_keys"):
         sealed: dict[int, Message] = {}
         for i in members:
             msg = recv(i) if i not in lost else None
-            if msg is not None and msg.kind != "sa_shares":
+            if msg is not None and msg.kind != MessageKind.SA_SHARES:
                 raise PartyError(f"expected 'sa_shares' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             if msg is not None:
                 sealed[i] = msg
@@ -147,15 +148,15 @@ def collect_secagg(
                 inbox[int(j)].append((i, blob))
         for j in sealed:  # a client masks with the neighbours whose shares it gets: those that sent theirs
             senders = [i for i, _ in inbox[j]]
-            send(j, Message("sa_inbox", {"from": senders}, tuple(b for _, b in inbox[j])))
+            send(j, Message(MessageKind.SA_INBOX, {"from": senders}, tuple(b for _, b in inbox[j])))
     sharers = sorted(sealed)  # lost before sharing: nobody holds its shares or masks with it
     pairs = {i: [j for j in graph[i] if j in sealed] for i in sharers}  # the pairwise masks in the uploads
     total = RingTotal(params.modulus)  # the masked uploads' running sum, chunk by chunk as they stream in
     width = wire_dtype(params.modulus)
     got = receive_streams(  # a client gone after sharing its keys: SecAgg's point is to go on without it
         {i: channels[i] for i in sharers if i not in lost},
-        "sa_masked_chunk",
-        "sa_masked",
+        MessageKind.SA_MASKED_CHUNK,
+        MessageKind.SA_MASKED,
         total,
         lambda blob: np.frombuffer(blob, dtype=width),
         meter,
@@ -178,15 +179,19 @@ def collect_secagg(
         raise _failed("secagg: every client dropped out before its masked upload", gone)
     with meter.phase("unmask"):
         reveal = {}
-        asked = [i for i in survivors if send(i, Message("sa_unmask", {"survivors": survivors, "dropped": dropped}))]
+        asked = [
+            i
+            for i in survivors
+            if send(i, Message(MessageKind.SA_UNMASK, {"survivors": survivors, "dropped": dropped}))
+        ]
         for i in asked:
             msg = recv(i)
             if msg is None:  # lost after its masked upload: its input counts, its shares do not come
                 continue
-            if msg.kind == "leave":  # left after its masked upload: its input counts, its shares do not come
+            if msg.kind == MessageKind.LEAVE:  # left after its masked upload: its input counts, its shares do not come
                 left[i] = str(msg.meta.get("phase", "unknown"))
                 continue
-            if msg.kind != "sa_reveal":
+            if msg.kind != MessageKind.SA_REVEAL:
                 raise PartyError(f"expected 'sa_reveal' from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch")
             reveal[i] = msg
         try:
