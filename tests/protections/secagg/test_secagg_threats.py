@@ -19,7 +19,7 @@ from hebench.inversion.views.conduits import Protocol, flat, secagg
 from hebench.net.transport import Message
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.params import SecAggParams
-from tests.fl.test_secagg import LyingAggregator
+from tests.protections.secagg.test_secagg import LyingAggregator
 
 PARAMS = SecAggParams()
 STEP = 2 * PARAMS.clipping_range / PARAMS.quantization_range  # one quantisation step
