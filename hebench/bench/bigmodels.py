@@ -38,6 +38,7 @@ import psutil
 from hebench.bench.registry import study
 from hebench.config import parse_suite
 from hebench.crypto.registry import status
+from hebench.protections import get_mode
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
 
@@ -160,9 +161,14 @@ def measure_point(point: Point, modes: tuple[str, ...] | None = None) -> list[di
     return rows
 
 
+def _baseline(label: str) -> bool:
+    """The row of MODES' unprotected configuration (every memory goal is measured against it)."""
+    return get_mode(MODES[label]["mode"]).baseline
+
+
 def within_goals(rows: list[dict[str, Any]]) -> None:
     """Each row's memory goals against the same model's raw client (same run), in place."""
-    raw = {r["model"]: r for r in rows if r["mode"] == "raw" and r.get("client_peak_rss_bytes")}
+    raw = {r["model"]: r for r in rows if _baseline(r["mode"]) and r.get("client_peak_rss_bytes")}
     for row in rows:
         if row.get("skipped") or not row.get("client_peak_rss_bytes"):
             continue

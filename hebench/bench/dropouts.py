@@ -31,9 +31,10 @@ import numpy as np
 
 from hebench.bench.registry import study
 from hebench.faults import FaultsSpec, fault_for
+from hebench.net.messages import MessageKind
 
 if TYPE_CHECKING:
-    from hebench.protections.params import SecAggParams
+    from hebench.protections.secagg.params import SecAggParams
 
 RATES = (0.0, 0.1, 0.2, 0.3)
 CLIENTS = (32, 100)
@@ -80,8 +81,8 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
     from hebench.errors import PartyError
     from hebench.fl.meter import PhaseMeter
     from hebench.net.transport import Message, accept, connect, listen
-    from hebench.protections.params import SecAggParams
     from hebench.protections.secagg.client import SecAggClientRound
+    from hebench.protections.secagg.params import SecAggParams
     from hebench.protections.secagg.server import collect_secagg
 
     class LeavesAfterSharing(SecAggClientRound):
@@ -104,7 +105,7 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
         try:
             ch = connect(door.address, key, "aggregator", 120, tls=None)
             client_channels[i] = ch
-            ch.send(Message("hello", {"client": i}))
+            ch.send(Message(MessageKind.HELLO, {"client": i}))
             kind = LeavesAfterSharing if i in drop else SecAggClientRound
             kind(i, ch, params, client_meters[i]).run(vectors[i], 10, {})
         except BaseException as err:  # surfaced below
@@ -116,7 +117,7 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
     channels = {}
     for _ in range(clients):
         ch = accept(door, "client", 120)
-        channels[int(ch.recv("hello").meta["client"])] = ch
+        channels[int(ch.recv(MessageKind.HELLO).meta["client"])] = ch
     meter = PhaseMeter(worker="bench")  # this thread's CPU: the aggregator's alone
     before = sum(c.bytes_received + c.bytes_sent for c in channels.values())
     started = time.perf_counter()

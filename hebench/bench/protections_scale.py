@@ -22,11 +22,13 @@ import numpy as np
 from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, status
 from hebench.fl.meter import PhaseMeter
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Message
 from hebench.net.transport import encode as encode_frame
-from hebench.protections.params import SecAggParams, SecretSharingParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import collect_secagg
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, decode, encode, split
 
 PARAMETERS = 1_206_590  # CNN_DropOut (models registry: cnn_dropout)
@@ -109,7 +111,7 @@ def sharing_cost(clients: int, params: SecretSharingParams, size: int = PARAMETE
     t0 = time.thread_time()
     shares = split(encode(vector, 10, params, rng), params.aggregators)
     share_cpu = time.thread_time() - t0
-    sent = sum(len(encode_frame(Message("share", {"round": 0}, (s.tobytes(),)))) for s in shares)
+    sent = sum(len(encode_frame(Message(MessageKind.SHARE, {"round": 0}, (s.tobytes(),)))) for s in shares)
     t0 = time.thread_time()
     total = combine([shares[0]] * clients)  # one aggregator's work: add ``clients`` shares
     agg_cpu = time.thread_time() - t0
@@ -141,7 +143,7 @@ def host_he_cost(size: int = PARAMETERS, adapter_name: str = "tenseal-ckks") -> 
     t0 = time.thread_time()
     adapter.decrypt(adapter.deserialize(blob))
     down = time.thread_time() - t0
-    sent = len(encode_frame(Message("update", {"round": 0}, (blob,))))
+    sent = len(encode_frame(Message(MessageKind.UPDATE, {"round": 0}, (blob,))))
     return {
         "adapter": adapter_name,
         "client_cpu_s": up + down,

@@ -210,7 +210,7 @@ def slopes(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 )
 def scale(clients: tuple[int, ...] = CLIENTS, rounds: int = 3, flower_sim: bool = True) -> dict[str, Any]:
     """Aggregator and key-authority costs per round against the number of clients (8-256; 1,000 on flower-sim)."""
-    modes = [m for m, config in CONFIGS.items() if m == "raw" or status(str(config["adapter"])).available]
+    modes = [m for m, config in CONFIGS.items() if "adapter" not in config or status(str(config["adapter"])).available]
     rows = [measure_run(n, mode, rounds) for mode in modes for n in clients]
     sim = [measure_sim_run(mode=mode) for mode in modes] if flower_sim and _has_ray() else []
     goal_row = next((r for r in rows if r["clients"] == GOAL["clients"] and r["mode"] == GOAL["mode"]), None)

@@ -291,7 +291,7 @@ def flower_simulation_check(clients: int = 4, dropped: int = 1, values: int = 10
 def hebench_secagg_round(clients: int, rate: float, values: int, prg: str) -> dict[str, Any]:
     """hebench's secagg at the same point (``hebench.bench.dropouts.secagg_row``: same vectors and dropped clients)."""
     from hebench.bench.dropouts import secagg_row
-    from hebench.protections.params import SecAggParams
+    from hebench.protections.secagg.params import SecAggParams
 
     params = SecAggParams(
         num_shares=NUM_SHARES,

@@ -23,8 +23,8 @@ from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, load_adapter, status
 from hebench.fl.meter import PhaseMeter
 from hebench.protections.decryptor_he.decryptor import open_sealed
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import collect_secagg
 from hebench.protections.selective.split import PLAIN
 

@@ -23,6 +23,7 @@ from rich.table import Table
 from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.errors import ParameterError
+from hebench.results.attack_views import View
 from hebench.results.units import fmt_score
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ def _is_run(target: Path) -> bool:
 def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
     """Refuse an option the ad-hoc view would not use (rather than ignore it)."""
     view = values["view"]
-    if view not in ("raw", "he", "selective"):
+    if view not in tuple(View):
         raise ParameterError(f"--view '{view}' is not raw, he or selective", "pick one of those")
     unused = []
     if view != "selective":

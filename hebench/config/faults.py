@@ -17,12 +17,8 @@ from pydantic import field_validator
 from hebench.config.base import Frozen, Seed
 
 PHASES = ("before_train", "after_train", "after_upload")
-# modes whose rounds finish with the clients that arrived when others leave (secagg through its own protocol;
-# secret sharing: a leaving client tells every aggregator)
-SURVIVOR_MODES = ("raw", "host-he", "offload", "secagg", "secret-sharing")
-# modes whose runs also survive a client process that dies (its closed connection read as a dropout, at whatever
-# stage of the mode's protocol it is lost); a lost share holder or decryptor still ends the run
-LOSS_TOLERANT_MODES = ("raw", "host-he", "offload", "secagg", "secret-sharing", "decryptor-he")
+# Which modes finish rounds with the survivors, or survive a client process that dies, is each mode's spec's to say
+# (``ModeSpec.survives_dropout``, ``ModeSpec.survives_client_loss``).
 
 
 class StragglerSpec(Frozen):

@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError, model_validator
 from hebench.config.base import FieldProblem, Frozen, Seed, configuration_name
 from hebench.config.configurations import Configuration, OffloadSpec
 from hebench.config.data import DataSpec
-from hebench.config.faults import LOSS_TOLERANT_MODES, SURVIVOR_MODES, FaultsSpec
+from hebench.config.faults import FaultsSpec
 from hebench.config.model import ModelSpec
 from hebench.config.network import NetworkSpec
 from hebench.config.privacy import PrivacySpec
@@ -18,6 +18,7 @@ from hebench.config.problems import describe
 from hebench.config.runtime import MeasureSpec, RuntimeSpec
 from hebench.config.training import TrainingSpec
 from hebench.errors import SuiteError
+from hebench.protections import mode_names
 from hebench.protections.threats import NotDefined
 
 
@@ -59,7 +60,7 @@ class Suite(Frozen):
     def faults_tolerated(self, config: Configuration) -> bool:
         """``config``'s aggregator finishes rounds with the clients that arrived, so a client process that dies is
         a dropout of that round (the other modes' runs still end with it)."""
-        return config.mode in LOSS_TOLERANT_MODES
+        return config.spec.survives_client_loss
 
     def rounds_may_skip(self, config: Configuration) -> bool:
         """A round of ``config`` may end without an aggregate (too few arrived, or a client lost mid-upload), so
@@ -141,11 +142,12 @@ class Suite(Frozen):
                     "lower min_clients, or raise clients_per_round or overselect",
                 )
         for i, config in enumerate(self.configurations):
-            if self.faults_for(config) is not None and config.mode not in SURVIVOR_MODES:
+            if self.faults_for(config) is not None and not config.spec.survives_dropout:
+                survivors = ", ".join(mode_names(lambda spec: spec.survives_dropout))
                 raise FieldProblem(
                     f"configurations.{i}.mode",
                     f"{configuration_name(i, config.label)}: mode {config.mode} does not yet finish rounds with "
-                    f"the survivors in the running system; with faults use {', '.join(SURVIVOR_MODES)}, or set "
+                    f"the survivors in the running system; with faults use {survivors}, or set "
                     f"configurations.{i}.faults: {{dropout: 0, stragglers: {{share: 0}}}}",
                 )
 

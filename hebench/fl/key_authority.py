@@ -6,7 +6,9 @@ holders' door and the aggregator's door. A party is admitted by the door's
 credential, never by what it says it is, so the aggregator (which holds only
 its own door's credential) cannot ask for the secret set. The aggregator asks
 for each epoch's keys as rounds reach it (rotation every K rounds); the
-authority pushes the secret set to every holder before it answers.
+authority pushes the secret set to every holder before it answers. A mode whose
+secret set goes to one helper instead (decryptor-he) names its own loop in its
+spec (``key_service``): this core never imports a protocol's parties.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from hebench.errors import PeerClosedError
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
+from hebench.net.messages import MessageKind
 from hebench.net.refusals import Refusal
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Door, Message, accept, listen
 from hebench.protections import KeyHolders
-from hebench.protections.decryptor_he.keys import serve_decryptor_keys
+from hebench.protections.spec import resolve
 from hebench.results.records import SecurityNoteRecord
 
 
@@ -44,7 +47,7 @@ def dial_engines(ctx: PartyContext, endpoints: list[tuple[str, int]], tls_dir: s
             retry_s=ctx.suite.measure.setup_timeout_s,
         )
         ch = Channel(framed, f"engine {i}", ctx.timeout_s)  # type: ignore[arg-type]
-        ch.send(Message("hello", {"role": "key_authority"}))
+        ch.send(Message(MessageKind.HELLO, {"role": "key_authority"}))
         channels.append(ch)
     return channels
 
@@ -79,12 +82,13 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
     holders_door = door(creds.key_holder, "key holders'", ctx, records)
     public_door = door(creds.public, "aggregator's", ctx, records)
     addresses = {"key_holder": holders_door.address, "public": public_door.address}
-    if ctx.config.spec.key_holders is KeyHolders.DECRYPTOR:  # its one key holder comes in at the engine door
-        assert creds.engine is not None
+    spec = ctx.config.spec
+    if spec.key_holders is KeyHolders.DECRYPTOR:  # its one key holder comes in at the engine door
+        assert creds.engine is not None and spec.key_service is not None
         decryptor_door = door(creds.engine, "decryptor's", ctx, records)
         control.send({**addresses, "decryptor": decryptor_door.address})
         control.recv()
-        serve_decryptor_keys(ctx, holders_door, public_door, decryptor_door, records)
+        resolve(spec.key_service)(ctx, holders_door, public_door, decryptor_door, records)  # the mode's own loop
         return
     control.send(addresses)
     engines, tls_dir = control.recv()
@@ -93,24 +97,24 @@ def run_key_authority(ctx: PartyContext, control: Connection, records: Any) -> N
     if ctx.config.spec.key_holders is KeyHolders.CLIENTS:
         clients = admit(holders_door, "key holders'", ctx.suite.data.clients, ctx)
         for client in clients:
-            client.peer = f"client {int(client.recv('hello').meta['client'])}"
+            client.peer = f"client {int(client.recv(MessageKind.HELLO).meta['client'])}"
         holders += clients
     holders_door.close()
     (aggregator,) = admit(public_door, "aggregator's", 1, ctx)
-    aggregator.recv("hello")
+    aggregator.recv(MessageKind.HELLO)
     aggregator.peer = "the aggregator"
     public_door.close()
     keys = EpochKeys(ctx, holders, records, len(holders))
     while True:
         request = aggregator.recv()
-        if request.kind == "done":
+        if request.kind == MessageKind.DONE:
             break
         epoch = int(request.meta["epoch"])
         _, public = keys.get(epoch)  # holders have the secret set before the aggregator hears back
-        aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret
+        aggregator.send(Message(MessageKind.KEYS, {"epoch": epoch, "secret": False}, (public,)))  # never the secret
     for engine in engine_channels:  # a clean end of the key channel (a bare close reads as a fault there)
         try:
-            engine.send(Message("done"))
+            engine.send(Message(MessageKind.DONE))
         except PeerClosedError:  # an engine that died is its client's dropout, not the end of the run
             if not ctx.suite.faults_tolerated(ctx.config):
                 raise

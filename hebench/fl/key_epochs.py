@@ -14,6 +14,7 @@ from hebench.crypto import create_adapter
 from hebench.errors import PeerClosedError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.results.records import KeygenRecord
 
@@ -62,7 +63,9 @@ class EpochKeys:
         """Hand the epoch's secret set to every holder that is pushed to (a mode may push more: decryptor-he)."""
         for holder in list(self.pushed):
             try:
-                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+                holder.send(
+                    Message(MessageKind.KEYS, {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,))
+                )
             except PeerClosedError:  # a client (or its engine) that died is a dropout, not the end of the run
                 if not self.ctx.suite.faults_tolerated(self.ctx.config):
                     raise

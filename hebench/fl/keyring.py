@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel
 
 KEEP_EPOCHS = 2
@@ -44,7 +45,7 @@ class KeyRing:
     def get(self, epoch: int) -> HEAdapter:
         if self.source is not None:
             while epoch not in self._keys:
-                msg = self.source.recv("keys")
+                msg = self.source.recv(MessageKind.KEYS)
                 self.add(int(msg.meta["epoch"]), msg.parts[0])
             return self._keys[epoch]
         with self._cond:

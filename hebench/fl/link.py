@@ -25,6 +25,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.shared_keys import SHARED_KEYS
 from hebench.fl.streams import AGGREGATE_CHUNKS, read_aggregate
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
 from hebench.protections import KeyHolders
 from hebench.protections.selective.split import PLAIN
@@ -74,14 +75,14 @@ class Link(ABC):
         """The end kind of the aggregate ``first`` begins: a training round's, or the mask agreement's (round -1)."""
         if first.kind in self.reply_kinds.values():
             return first.kind
-        return self.reply_kinds["map" if int(first.meta.get("round", 0)) < 0 else "train"]
+        return self.reply_kinds[MessageKind.MAP if int(first.meta.get("round", 0)) < 0 else MessageKind.TRAIN]
 
     leaving: str | None = None  # this round's drawn dropout phase (a link whose protocol has stages may use it)
 
     def leave(self, round_index: int, phase: str) -> None:
         """Leave the round without uploading (a simulated dropout, or late: :mod:`hebench.faults`): the
         aggregator closes the round with the others, as it would when this client's connection closed."""
-        self.channel.send(Message("leave", {"round": round_index, "phase": phase}))
+        self.channel.send(Message(MessageKind.LEAVE, {"round": round_index, "phase": phase}))
 
     def traffic(self) -> tuple[int, int]:
         """(bytes sent, bytes received) on every channel of this client's round so far."""
@@ -99,7 +100,7 @@ class DirectLink(Link):
     ``meta["pre"]``: this client's FedAvg weight, applied before encryption (compact adapters).
     """
 
-    reply_kinds = {"train": "aggregate", "map": "map_sum"}  # noqa: RUF012 - read only
+    reply_kinds = {MessageKind.TRAIN: MessageKind.AGGREGATE, MessageKind.MAP: MessageKind.MAP_SUM}  # noqa: RUF012 - read only
 
     def __init__(self, aggregator: Channel, cipher: Cipher, chunk_values: int = DEFAULT_CHUNK_VALUES) -> None:
         self.channel, self.cipher, self.chunk_values = aggregator, cipher, chunk_values
@@ -112,15 +113,15 @@ class DirectLink(Link):
         pre = PreWeight.from_json(meta["pre"]) if meta.get("pre") else None
         for blob in self.cipher.encrypt_stream(encrypted, epoch, meter, self.chunk_values, pre):
             with meter.phase("send"):
-                self.channel.send(Message("update_chunk", {"round": r}, (blob,)))
+                self.channel.send(Message(MessageKind.UPDATE_CHUNK, {"round": r}, (blob,)))
         if plain is not None:
             for chunk in chunks_of([plain], self.chunk_values):
                 with meter.phase("serialize"):
                     blob = PLAIN.serialize(PLAIN.encrypt(chunk))
                 with meter.phase("send"):
-                    self.channel.send(Message("plain_part", {"round": r}, (blob,)))
+                    self.channel.send(Message(MessageKind.PLAIN_PART, {"round": r}, (blob,)))
         with meter.phase("send"):
-            self.channel.send(Message("update_end", head))
+            self.channel.send(Message(MessageKind.UPDATE_END, head))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         def decrypt(blob: bytes) -> np.ndarray:
@@ -153,7 +154,7 @@ def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
     """This client's channel to the key authority (key holders' door), hello sent."""
     index = ctx.client_index
     ka = _dial(ctx, wiring.key_authority, ctx.credentials.key_holder, "key-authority", f"client-{index}-keys")
-    ka.send(Message("hello", {"role": "client", "client": index}))
+    ka.send(Message(MessageKind.HELLO, {"role": "client", "client": index}))
     return ka
 
 
@@ -161,7 +162,7 @@ def dial_aggregator(ctx: PartyContext, wiring: Wiring, samples: int) -> Channel:
     """This client's channel to the aggregator, hello (with its sample count) sent."""
     index = ctx.client_index
     agg = _dial(ctx, wiring.aggregator, ctx.credentials.aggregator, "aggregator", f"client-{index}")
-    agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
+    agg.send(Message(MessageKind.HELLO, {"role": "client", "client": index, "samples": samples}))
     return agg
 
 

@@ -17,7 +17,7 @@ from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.views.conduits import Protocol
 from hebench.protections import AttackerView
-from hebench.protections.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
+from hebench.protections.threats import Adversary, Conduit, NotDefined, Obtains, Outcome, Strategy
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
@@ -67,15 +67,7 @@ def threat_plan(suite: Suite, config: Configuration, threat: ThreatSpec, outcome
         clients = max(threat.clients, outcome.clients)
     elif obtains is Obtains.VICTIM:
         clients = 1
-    conduit = None
-    if obtains is Obtains.EVERY_UPDATE and mode in HE_MODES and adversary in KEY_READERS:
-        conduit = "he-key"
-    elif obtains is Obtains.EVERY_UPDATE and adversary is Adversary.SHARE_HOLDERS:
-        conduit = "shares"
-    elif mode == "secagg" and adversary in (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS):
-        conduit = "secagg"
-    elif mode == "secagg" and outcome.strategy is Strategy.MODEL_INCONSISTENCY:
-        conduit = "secagg-inconsistency"
+    conduit = config.spec.conduit(outcome)
     protocol = Protocol(mode, config.adapter, config.params).dumps() if conduit else None
     return {
         "clients": clients,
@@ -87,13 +79,11 @@ def threat_plan(suite: Suite, config: Configuration, threat: ThreatSpec, outcome
         "config": config.label,
         "conduit": conduit,
         "protocol": protocol,
-        "round_clients": round_clients if conduit in ("secagg", "secagg-inconsistency") else 0,
+        "round_clients": round_clients if conduit is not None and conduit.whole_round else 0,
         **({"attack": "imprint"} if outcome.strategy is Strategy.TRAP_WEIGHTS else {}),
     }
 
 
-HE_MODES = ("host-he", "offload", "decryptor-he")
-KEY_READERS = (Adversary.COLLUDING_CLIENTS, Adversary.KEY_HOLDER, Adversary.OBSERVER)  # hold or read the secret set
 WHO = {
     Adversary.COLLUDING_CLIENTS: "collude-{k}",
     Adversary.KEY_HOLDER: "key-holder",
@@ -247,7 +237,7 @@ def _same_attack(plan: AttackPlan) -> AttackPlan:
     who the adversary is doesn't either once what it obtains is fixed (the same view, through the same conduit:
     k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency)."""
     protocol = plan.protocol
-    if plan.conduit == "secagg" and protocol is not None:  # the model check does not change an honest round's sum
+    if plan.conduit == Conduit.SECAGG and protocol is not None:  # the model check does not change an honest round's sum
         p = Protocol.of(protocol)
         protocol = Protocol(p.mode, p.adapter, {k: v for k, v in p.params.items() if k != "model_check"}).dumps()
     keyed = replace(
@@ -258,8 +248,8 @@ def _same_attack(plan: AttackPlan) -> AttackPlan:
         obtains=None,
         evidence=None,
         config=None,
-        k=plan.k if plan.conduit in ("shares", "secagg") else 0,
-        strategy=plan.strategy if plan.conduit == "secagg-inconsistency" else None,
+        k=plan.k if plan.conduit in (Conduit.SHARES, Conduit.SECAGG) else 0,
+        strategy=plan.strategy if plan.conduit == Conduit.SECAGG_INCONSISTENCY else None,
     )
     sel = plan.selective
     if plan.view == "selective" and sel is not None and sel.mask != "layers" and sel.ratio in (0.0, 1.0):

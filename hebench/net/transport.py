@@ -37,6 +37,7 @@ from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
 from hebench.net.certs import TLSFiles, party_cn
 from hebench.net.limits import HANDSHAKE_S, SETUP_RETRY_S, FrameTooLargeError, max_frame_bytes
+from hebench.net.messages import MessageKind
 from hebench.net.refusals import Refusal, RefusalNotes
 from hebench.net.retry import DROPPED, Dropped, with_backoff
 from hebench.net.shaping import scope as shaping
@@ -48,6 +49,9 @@ Address = tuple[str, int]
 
 @dataclass(frozen=True)
 class Message:
+    """One frame: its kind (a :class:`~hebench.net.messages.MessageKind`; a kind read off the wire is its plain
+    string, equal to the member), a JSON header and binary parts."""
+
     kind: str
     meta: dict[str, Any] = field(default_factory=dict)
     parts: tuple[bytes, ...] = ()
@@ -144,7 +148,7 @@ class Channel:
         if self._transcript:
             write_frame(self._transcript, frame)
         msg = decode(frame)
-        if msg.kind == "error":
+        if msg.kind == MessageKind.ERROR:
             raise PartyError(f"{self.peer} failed: {msg.meta.get('problem')}", msg.meta.get("fix", ""))
         if expect and msg.kind != expect:
             raise PartyError(
@@ -155,14 +159,14 @@ class Channel:
     def tell_error(self, speaker: str, err: HebenchError) -> None:
         """Pass a failure on to the peer (it raises it as its own PartyError), if the peer still listens."""
         try:
-            self.send(Message("error", {"problem": f"{speaker}: {err.problem}", "fix": err.fix}))
+            self.send(Message(MessageKind.ERROR, {"problem": f"{speaker}: {err.problem}", "fix": err.fix}))
         except PartyError:
             pass
 
     def hang_up(self) -> None:
         """Tell the peer this side is done (if it still listens), then close."""
         try:
-            self.send(Message("done"))
+            self.send(Message(MessageKind.DONE))
         except PartyError:
             pass
         self.close()

@@ -1,9 +1,10 @@
-"""What defines a mode: who holds which keys, what goes on the wire, how each runtime builds its client side.
+"""What defines a mode: who holds which keys, what goes on the wire, how each runtime builds its parties, what
+each adversary obtains, and every other fact the rest of hebench asks about a mode (it never compares names).
 
-A spec is static data. The client-side factories are named by import path
-(``"package.module:function"``) and resolved only by the runtime that uses
-them, so this module (and the suite parser that reads it) imports nothing
-above the party layer.
+A spec is static data. The parts a mode runs (links, aggregation, helper processes, key service) are named by
+import path (``"package.module:function"``) and resolved only by the runtime that uses them, so this module
+(and the suite parser that reads it) imports nothing above :mod:`hebench.errors` and the spec-level modules
+of :mod:`hebench.protections`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from hebench.errors import ParameterError
 from hebench.protections.params import ModeParams
-from hebench.protections.threats import Adversary, Outcome, Strategy, ThreatRule
+from hebench.protections.threats import Adversary, Conduit, ConduitRule, Outcome, Strategy, ThreatRule, conduit_of
 from hebench.protections.threats import resolve as resolve_threat
 
 
@@ -40,7 +41,9 @@ class AttackerView(Enum):
 
 @dataclass(frozen=True)
 class ModeSpec:
-    """One mode. Adding a mode is one spec (``register_mode``) plus the client-side pieces it names."""
+    """One mode. Adding a mode is its package, holding a spec module (this spec, its threat rules, its params)
+    and the parts the spec names, plus one line in :data:`hebench.protections.registry.BUILT_IN` (or
+    ``register_mode`` for a plugin's): see docs/development.md."""
 
     name: str
     summary: str
@@ -59,7 +62,14 @@ class ModeSpec:
     helper_doors: tuple[str, ...] = ("public", "aggregator")  # the doors a helper process may use
     helper_dials: bool = False  # a helper is told where the key authority and the aggregator listen (it dials)
     aggregator_peers: tuple[str, ...] = ()  # helpers that dial the aggregator, by their hello role
-    threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (hebench.protections.threat_rules)
+    threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (the mode's spec module)
+    # "module:function": the key authority's loop where the secret set goes to one helper, not to the key holders
+    # of the common path (decryptor-he): (party context, clients' door, aggregator's door, helper's door, records)
+    key_service: str | None = None
+    survives_dropout: bool = False  # a round finishes with the clients that arrived when others leave (faults:)
+    survives_client_loss: bool = False  # a client process that dies is a dropout of its round, not the run's end
+    conduits: tuple[ConduitRule, ...] = ()  # the real protocol paths hebench attacks this mode through
+    chart_marker: str = "o"  # its configurations' marker in the cost-vs-leakage chart (matplotlib)
 
     def parse_params(self, params: dict[str, Any]) -> ModeParams | None:
         """The mode's own parameters (pydantic raises ValueError on a bad set), or None."""
@@ -68,6 +78,15 @@ class ModeSpec:
     @property
     def needs_engines(self) -> bool:
         return self.key_holders is KeyHolders.ENGINES
+
+    @property
+    def baseline(self) -> bool:
+        """The unprotected mode every cost is compared with: plaintext updates the aggregator reads whole."""
+        return self.plain_adapter and self.attacker_view is AttackerView.FULL_UPDATE
+
+    def conduit(self, outcome: Outcome) -> Conduit | None:
+        """The real protocol path through which ``outcome``'s adversary obtains its view (None: none in hebench)."""
+        return conduit_of(self.conduits, outcome)
 
     @property
     def encrypts(self) -> bool:

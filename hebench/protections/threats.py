@@ -11,7 +11,7 @@ define it or ``k`` does not fit. Layer 0: pure data, no protocol code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 class Adversary(Enum):
@@ -84,6 +84,43 @@ class Outcome:
         """The threat model in one token, as records and reports name it (``aggregator``,
         ``colluding-clients:1``, ``malicious-aggregator:trap-weights``, ``observer``)."""
         return threat_key(self.adversary.value, self.k, self.strategy.value if self.strategy else None)
+
+
+class Conduit(StrEnum):
+    """A real protocol path an adversary's view is obtained through (:mod:`hebench.inversion.views.conduits`)."""
+
+    HE_KEY = "he-key"  # the victim's real ciphertext, decrypted with the key set the adversary holds or read
+    SHARES = "shares"  # the round's additive shares; k colluding holders add theirs
+    SECAGG = "secagg"  # a real SecAgg+ round; colluding clients subtract their own updates
+    SECAGG_INCONSISTENCY = "secagg-inconsistency"  # a real SecAgg+ round where the non-victims hold a dead model
+
+    @property
+    def whole_round(self) -> bool:
+        """The conduit runs every client of a round (not only the victim's upload)."""
+        return self in (Conduit.SECAGG, Conduit.SECAGG_INCONSISTENCY)
+
+
+@dataclass(frozen=True)
+class ConduitRule:
+    """A mode's conduit for the outcomes it fits: adversaries (empty: any), what they obtain (None: anything) and
+    strategy (None: any)."""
+
+    conduit: Conduit
+    adversaries: tuple[Adversary, ...] = ()
+    obtains: Obtains | None = None
+    strategy: Strategy | None = None
+
+    def fits(self, outcome: Outcome) -> bool:
+        return (
+            (not self.adversaries or outcome.adversary in self.adversaries)
+            and (self.obtains is None or outcome.obtains is self.obtains)
+            and (self.strategy is None or outcome.strategy is self.strategy)
+        )
+
+
+def conduit_of(rules: tuple[ConduitRule, ...], outcome: Outcome) -> Conduit | None:
+    """The first of a mode's conduits that fits ``outcome`` (None: hebench has no real path for it)."""
+    return next((rule.conduit for rule in rules if rule.fits(outcome)), None)
 
 
 def threat_key(adversary: str | None, k: int | None = None, strategy: str | None = None) -> str:

@@ -23,20 +23,19 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from hebench.analysis.choose import Choice, decide_set, measures_of
 from hebench.analysis.defended import ATTACK_NAMES
 from hebench.analysis.options import COSTS, LEAKAGE, Option
+from hebench.protections import find_mode, get_mode, mode_names
 
 SET_LABEL = "ringed: in the Pareto set (what to choose)"
-MARKERS = {
-    "raw": "o",
-    "host-he": "s",
-    "compact": "p",
-    "offload": "^",
-    "selective": "v",
-    "secagg": "P",
-    "secret-sharing": "X",
-    "dp": "*",
-    "tls": "h",
-    "other": "o",
-}
+MODIFIER_MARKERS = {"compact": "p", "selective": "v", "dp": "*", "tls": "h", "other": "o"}
+MARKERS = {**{name: get_mode(name).chart_marker for name in mode_names()}, **MODIFIER_MARKERS}  # by Option.kind
+
+
+def marker_of(kind: str) -> str:
+    """An option kind's marker: a mode's own (its spec's ``chart_marker``, plugins' included) or a modifier's."""
+    spec = find_mode(kind)
+    return spec.chart_marker if spec is not None else MODIFIER_MARKERS.get(kind, "o")
+
+
 MAX_TICKS = 5  # labelled ticks per cost axis
 
 
@@ -183,7 +182,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
             [y],
             xerr=[[c.value - c.lo], [c.hi - c.value]],
             yerr=None if yerr is None else [[yerr[0]], [yerr[1]]],
-            fmt="D" if o.modelled else MARKERS.get(o.kind, "o"),
+            fmt="D" if o.modelled else marker_of(o.kind),
             markersize=8,
             markerfacecolor="none" if o.modelled else colour[o.name],
             markeredgecolor=colour[o.name],
@@ -246,7 +245,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                 [],
                 [],
                 linestyle="none",
-                marker="D" if o.modelled else MARKERS.get(o.kind, "o"),
+                marker="D" if o.modelled else marker_of(o.kind),
                 markersize=8,
                 markerfacecolor="none" if o.modelled else colour[o.name],
                 markeredgecolor=colour[o.name],

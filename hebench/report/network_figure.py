@@ -170,8 +170,8 @@ def choose_per_link(rows: Sequence[LinkRow]) -> list[str]:
     links = list(dict.fromkeys(r.link for r in rows))
     for link in links:
         here = [r for r in rows if r.link == link and r.round_wall_s]
-        raw = next((r for r in here if r.protection == "raw"), None)
-        protected = sorted((r for r in here if r.protection != "raw"), key=lambda r: r.round_wall_s or math.inf)
+        raw = next((r for r in here if r.baseline), None)
+        protected = sorted((r for r in here if not r.baseline), key=lambda r: r.round_wall_s or math.inf)
         if not protected:
             continue
         best = protected[0]

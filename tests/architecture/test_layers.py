@@ -5,7 +5,7 @@ layer and the layers below. A unit is a package under ``hebench/`` (``hebench.li
 except where a package spans layers; there its modules are placed by role:
 
 - ``protections/``: the spec-level modules (the package, ``registry``, ``spec``, ``params``, ``threats``,
-  ``threat_rules``, and each protection's package and its own ``spec``/``params``/``threats``) sit low, beside
+  ``threat_rules``, ``shared_rules``, and each protection's package and its own ``spec``/``params``/``threats``) sit low, beside
   crypto: config reads them to validate a suite. ``selective/`` and ``dp/`` modify any mode's update, and the
   FedAvg core in ``fl/`` applies them: they sit just below ``fl``. Every other protections module (a protocol's
   parties, links and servers; an attacker view, in any protection) sits above ``fl``, which it builds on.
@@ -50,7 +50,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 )
 RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 
-SPEC_MODULES = frozenset({"registry", "spec", "params", "threats", "threat_rules"})
+SPEC_MODULES = frozenset({"registry", "spec", "params", "threats", "threat_rules", "shared_rules"})
 MODIFIERS = frozenset({"selective", "dp"})
 STATISTICS = frozenset({"hebench.analysis.stats", "hebench.analysis.success"})
 # config reads only these (beside itself): errors, the protections' spec level and the adapter registry
@@ -59,9 +59,6 @@ CONFIG_READS_MODULES = frozenset({"hebench.crypto", "hebench.crypto.registry"})
 
 # (importer, imported): imports that still break a rule, each with who fixes it; the lead empties this
 ALLOWED: dict[tuple[str, str], str] = {
-    ("hebench.fl.key_authority", "hebench.protections.decryptor_he.keys"): (
-        "protections helper: the FedAvg core's key authority imports a protocol's key type (fl -> protocols)"
-    ),
     ("hebench.protections.dp.attacker_view", "hebench.inversion.views.local_update"): (
         "protections helper (with the inversion helper): dp's attacker view replays a client's local training "
         "through inversion's view (protocols -> inversion; inversion reads the attacker views)"

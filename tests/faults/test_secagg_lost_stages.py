@@ -13,8 +13,8 @@ import pytest
 
 from hebench.fl.meter import PhaseMeter
 from hebench.net.transport import Channel, Message, accept, connect, listen
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import SecAggResult, Unrecoverable, collect_secagg
 
 CHUNK = 100  # values per masked chunk: a 500-value update streams in 5

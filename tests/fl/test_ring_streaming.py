@@ -18,13 +18,14 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams
 from hebench.fl.streams import send_aggregate
 from hebench.net.transport import Message, accept, connect, listen
-from hebench.protections.params import SecAggParams, SecretSharingParams
 from hebench.protections.secagg import client as secagg_client
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.mask_prg import MASK_GENERATORS, mask_stream
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import Unrecoverable, collect_secagg
 from hebench.protections.sharing.holder import send_share_sum
 from hebench.protections.sharing.link import ShareLink
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, decode, encode
 
 WHOLE = 10**6  # values per chunk: every vector here in one chunk

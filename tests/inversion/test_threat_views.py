@@ -21,7 +21,7 @@ from hebench.inversion.evaluate import _observation, init_model
 from hebench.inversion.views.conduits import Protocol, flat, he_key, shares
 from hebench.net.certs import make_party_certificates
 from hebench.net.transport import Door, accept, connect
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, encode, quantizer, split
 from tests.conftest import INSTALLED
 from tests.net.test_tls_doors import Tap

@@ -28,8 +28,11 @@ from torch import nn
 
 from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import ParameterError
-from hebench.protections.params import SecAggParams, SecretSharingParams
+from hebench.protections import KeyHolders, get_mode
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.sharing import ring_shares
+from hebench.protections.sharing.params import SecretSharingParams
+from hebench.protections.threats import Conduit
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,8 @@ def he_key(protocol: Protocol, upload: tuple[torch.Tensor, ...]) -> Conveyed:
     authority = create_adapter(protocol.adapter, protocol.params)  # the key authority's epoch key set
     authority.keygen()
     secret, public = authority.export_keys(secret=True), authority.export_keys(secret=False)
-    victim = load_adapter(public if protocol.mode == "decryptor-he" else secret)
+    clients_hold_public_set = get_mode(protocol.mode).key_holders is KeyHolders.DECRYPTOR
+    victim = load_adapter(public if clients_hold_public_set else secret)
     sent = victim.serialize(victim.encrypt(flat(upload).astype(np.float32)))
     adversary = load_adapter(secret)
     return Conveyed(unflat(adversary.decrypt(adversary.deserialize(sent)), upload))
@@ -137,14 +141,14 @@ def convey(
     def uploads(net: nn.Module, first: int, last: int) -> list[tuple[torch.Tensor, ...]]:
         return client_uploads(net, xs[first:last], ys[first:last], local, plan.dp, plan.local_lr, seed, first)
 
-    if plan.conduit == "he-key":
+    if plan.conduit == Conduit.HE_KEY:
         return he_key(protocol, mean_upload(uploads(model, 0, plan.clients)))
-    if plan.conduit == "shares":
+    if plan.conduit == Conduit.SHARES:
         return shares(protocol, mean_upload(uploads(model, 0, plan.clients)), plan.k)
-    if plan.conduit == "secagg":
+    if plan.conduit == Conduit.SECAGG:
         same = [model_digest(model)] * len(xs)
         return secagg(protocol, uploads(model, 0, len(xs)), colluders=plan.k, digests=same)
-    if plan.conduit == "secagg-inconsistency":
+    if plan.conduit == Conduit.SECAGG_INCONSISTENCY:
         dead = dead_model(model, xs[0])
         sent = [*uploads(model, 0, 1), *uploads(dead, 1, len(xs))]
         digests = [model_digest(model)] + [model_digest(dead)] * (len(xs) - 1)
@@ -152,4 +156,4 @@ def convey(
     raise ParameterError(f"unknown conduit '{plan.conduit}'", f"use one of {', '.join(CONDUITS)}")
 
 
-CONDUITS = ("he-key", "shares", "secagg", "secagg-inconsistency")
+CONDUITS = tuple(Conduit)

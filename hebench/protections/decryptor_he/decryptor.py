@@ -24,6 +24,7 @@ from hebench.errors import PartyError
 from hebench.fl.aggregator import Aggregator, Collected, sum_uploads
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
 from hebench.protections.decryptor_he.keys import SealedKeys
 from hebench.protections.selective.split import PLAIN
@@ -44,14 +45,14 @@ def decrypt_aggregate(agg: Aggregator, chosen: list[int], adapter: HEAdapter) ->
     spoiled = got.total.spoiled_by
     if spoiled is not None or not got.weights:
         with agg.meter.phase("decryptor"):
-            peer.send(Message("decrypt", {"epoch": agg.epoch, "skipped": True}))
+            peer.send(Message(MessageKind.DECRYPT, {"epoch": agg.epoch, "skipped": True}))
         why = f"client {spoiled} was lost mid-upload" if spoiled is not None else "no client's upload arrived"
         return Collected((), 0, {}, got.update_bytes, {}, left=got.left, failed=f"decryptor-he: {why}")
     with agg.meter.phase("aggregate"):  # the streamed sum's chunks, serialised for the decryptor
         blobs, _ = got.total.blobs()
     with agg.meter.phase("decryptor"):
-        peer.send(Message("decrypt", {"epoch": agg.epoch}, blobs))
-        sealed = peer.recv("decrypted")
+        peer.send(Message(MessageKind.DECRYPT, {"epoch": agg.epoch}, blobs))
+        sealed = peer.recv(MessageKind.DECRYPTED)
     return Collected(sealed.parts, 0, got.weights, got.update_bytes, {**got.meta, "sealed": True}, left=got.left)
 
 
@@ -71,7 +72,7 @@ def _dial(ctx: PartyContext, address: Any, credential: bytes | None, peer: str, 
         server=server,
         retry_s=ctx.suite.measure.setup_timeout_s,
     )
-    channel.send(Message("hello", {"role": ROLE}))
+    channel.send(Message(MessageKind.HELLO, {"role": ROLE}))
     return channel
 
 
@@ -88,7 +89,7 @@ def run_decryptor(ctx: PartyContext, control: Connection, records: Any) -> None:
     keys = SealedKeys(ka)
     for r in range(ctx.start_round, ctx.suite.training.rounds):  # one aggregate a round, no more
         sent, received = agg.bytes_sent, agg.bytes_received
-        msg = agg.recv("decrypt")
+        msg = agg.recv(MessageKind.DECRYPT)
         started = time.perf_counter()  # its round: from the aggregate's arrival
         epoch = int(msg.meta["epoch"])
         if msg.meta.get("skipped"):  # nobody's upload in the sum (or one spoiled it): nothing to decrypt
@@ -105,7 +106,7 @@ def run_decryptor(ctx: PartyContext, control: Connection, records: Any) -> None:
         with meter.phase("seal"):
             token = Fernet(seal).encrypt(PLAIN.serialize(PLAIN.encrypt(vector)))
         with meter.phase("send"):
-            agg.send(Message("decrypted", {"round": r, "epoch": epoch}, (token,)))
+            agg.send(Message(MessageKind.DECRYPTED, {"round": r, "epoch": epoch}, (token,)))
         records.put(_round_record(ctx, role, r, epoch, agg, sent, received, len(token), started, meter))
     keys.until_done()
     ka.close()

@@ -20,6 +20,7 @@ from hebench.errors import PeerClosedError
 from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.keyring import KEEP_EPOCHS
 from hebench.fl.party import PartyContext
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Door, Message, accept
 
 
@@ -35,10 +36,10 @@ class SealedEpochKeys(EpochKeys):
         seal = self.seals.setdefault(epoch, Fernet.generate_key())
         decryptor, *clients = self.pushed
         meta = {"epoch": epoch, "run": self.ctx.run_id}
-        decryptor.send(Message("keys", {**meta, "secret": True}, (secret, seal)))
+        decryptor.send(Message(MessageKind.KEYS, {**meta, "secret": True}, (secret, seal)))
         for client in clients:
             try:
-                client.send(Message("keys", {**meta, "secret": False}, (public, seal)))
+                client.send(Message(MessageKind.KEYS, {**meta, "secret": False}, (public, seal)))
             except PeerClosedError:  # a client that died is a dropout, not the end of the run (the decryptor's is)
                 if not self.ctx.suite.faults_tolerated(self.ctx.config):
                     raise
@@ -51,23 +52,25 @@ def serve_decryptor_keys(
     """Admit the decryptor, the clients and the aggregator at their doors, then answer the aggregator's requests
     for each epoch's public set (pushing every party its own set first)."""
     decryptor = accept(decryptor_door, "the decryptor at its door", ctx.timeout_s)
-    decryptor.recv("hello")
+    decryptor.recv(MessageKind.HELLO)
     decryptor.peer = "the decryptor"
     decryptor_door.close()
     clients = [accept(clients_door, "a client", ctx.timeout_s) for _ in range(ctx.suite.data.clients)]
     for client in clients:
-        client.peer = f"client {int(client.recv('hello').meta['client'])}"
+        client.peer = f"client {int(client.recv(MessageKind.HELLO).meta['client'])}"
     clients_door.close()
     aggregator = accept(public_door, "the aggregator at its door", ctx.timeout_s)
-    aggregator.recv("hello")
+    aggregator.recv(MessageKind.HELLO)
     aggregator.peer = "the aggregator"
     public_door.close()
     keys = SealedEpochKeys(ctx, decryptor, clients, records)
-    while (request := aggregator.recv()).kind != "done":
+    while (request := aggregator.recv()).kind != MessageKind.DONE:
         epoch = int(request.meta["epoch"])
         _, public = keys.get(epoch)
-        aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret or seal
-    decryptor.send(Message("done"))
+        aggregator.send(
+            Message(MessageKind.KEYS, {"epoch": epoch, "secret": False}, (public,))
+        )  # never the secret or seal
+    decryptor.send(Message(MessageKind.DONE))
     for party in [decryptor, *clients, aggregator]:
         party.close()
 
@@ -82,7 +85,7 @@ class SealedKeys:
     def get(self, epoch: int) -> tuple[HEAdapter, bytes]:
         """(key set, sealing key) of ``epoch``, reading pushes until it has arrived."""
         while epoch not in self._sets:
-            msg = self.source.recv("keys")
+            msg = self.source.recv(MessageKind.KEYS)
             self._sets[int(msg.meta["epoch"])] = (self._load(msg.parts[0]), msg.parts[1])
             for old in sorted(self._sets)[:-KEEP_EPOCHS]:
                 del self._sets[old]
@@ -90,5 +93,5 @@ class SealedKeys:
 
     def until_done(self) -> None:
         """Read what is left (later epochs' pushes) until the key authority says the run is done."""
-        while self.source.recv().kind != "done":
+        while self.source.recv().kind != MessageKind.DONE:
             pass

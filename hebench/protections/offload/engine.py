@@ -38,6 +38,7 @@ from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
 from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, served_host
 from hebench.net.limits import HANDSHAKE_S
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
 from hebench.protections.offload.service import ServiceSession
 
@@ -153,7 +154,7 @@ class EngineServer:
         if self.config.max_frame_bytes:
             channel.max_frame = self.config.max_frame_bytes
         try:
-            hello = channel.recv("hello")
+            hello = channel.recv(MessageKind.HELLO)
             role, cn = hello.meta.get("role"), framed.peer_common_name()
             if role == "key_authority":
                 if self._tls and cn != KEY_AUTHORITY_CN:
@@ -194,9 +195,9 @@ class EngineServer:
     def _receive_keys(self, channel: Channel) -> None:
         while True:
             msg = channel.recv()
-            if msg.kind == "done":
+            if msg.kind == MessageKind.DONE:
                 return
-            if msg.kind != "keys":
+            if msg.kind != MessageKind.KEYS:
                 raise PartyError(f"unexpected '{msg.kind}' from the key authority", "protocol mismatch")
             self.keys(str(msg.meta.get("run", ""))).add(int(msg.meta["epoch"]), msg.parts[0])
 
@@ -218,18 +219,21 @@ class Session:
         self.meter = PhaseMeter()
 
     def run(self) -> None:
-        self.agg.send(Message("hello", {"role": "client", "client": self.client, "samples": self.samples}))
+        self.agg.send(Message(MessageKind.HELLO, {"role": "client", "client": self.client, "samples": self.samples}))
         try:
             while True:
                 msg = self.agg.recv()
-                if msg.kind == "done":
-                    self.host.send(Message("done"))
+                if msg.kind == MessageKind.DONE:
+                    self.host.send(Message(MessageKind.DONE))
                     return
                 self._round(msg)
         finally:
             self.agg.close()
 
-    REPLIES: ClassVar[dict[str, tuple[str, str]]] = {"train": ("aggregate", "result"), "map": ("map_sum", "map_result")}
+    REPLIES: ClassVar[dict[str, tuple[str, str]]] = {
+        MessageKind.TRAIN: (MessageKind.AGGREGATE, MessageKind.RESULT),
+        MessageKind.MAP: (MessageKind.MAP_SUM, MessageKind.MAP_RESULT),
+    }
 
     def _round(self, msg: Message) -> None:
         """A training round ("train") or the mask agreement ("map"): relay, encrypt, decrypt.
@@ -240,7 +244,7 @@ class Session:
         before = (self.host.bytes_sent, self.host.bytes_received, self.agg.bytes_sent, self.agg.bytes_received)
         with self.meter.phase("keys"):
             adapter = self.keys.get(epoch)
-        stage = msg.kind if msg.kind in self.REPLIES else ("map" if r < 0 else "train")
+        stage = msg.kind if msg.kind in self.REPLIES else (MessageKind.MAP if r < 0 else MessageKind.TRAIN)
         expect, result_kind = self.REPLIES[stage]
         if msg.kind in self.REPLIES:
             self.host.send(Message(msg.kind, {"round": r, "epoch": epoch}))
@@ -260,17 +264,19 @@ class Session:
         meta = {"round": r, "epoch": epoch, "weights": last.meta["weights"], "engine": report, "plain_parts": 0}
         meta.update({k: last.meta[k] for k in ("weight_total", "skipped") if k in last.meta})  # hebench.faults
         self.host.send(Message(result_kind, meta))
-        ack = self.host.recv("ack")
-        self.agg.send(Message("ack", {"round": r, **({"left": ack.meta["left"]} if "left" in ack.meta else {})}))
+        ack = self.host.recv(MessageKind.ACK)
+        self.agg.send(
+            Message(MessageKind.ACK, {"round": r, **({"left": ack.meta["left"]} if "left" in ack.meta else {})})
+        )
 
     def _relay_aggregate(self, adapter: Any, msg: Message, expect: str, r: int, epoch: int) -> Message:
         """Decrypt the aggregate chunk by chunk, each to the host as it is done (plaintext chunks pass through);
         returns the aggregate's end message."""
         head = {"round": r, "epoch": epoch}
         while msg.kind in AGGREGATE_CHUNKS:
-            if msg.kind == "aggregate_plain":  # selective: the plaintext sums pass through
+            if msg.kind == MessageKind.AGGREGATE_PLAIN:  # selective: the plaintext sums pass through
                 with self.meter.phase("send"):
-                    self.host.send(Message("result_plain", {**head, **_place(msg)}, msg.parts))
+                    self.host.send(Message(MessageKind.RESULT_PLAIN, {**head, **_place(msg)}, msg.parts))
             else:
                 self._decrypt_to_host(adapter, msg.parts[0], {**head, **_place(msg)})
             with self.meter.phase("wait"):
@@ -289,7 +295,7 @@ class Session:
             values = adapter.decrypt(enc).astype("<f4")
         del enc
         with self.meter.phase("send"):
-            self.host.send(Message("result_chunk", meta, (values.tobytes(),)))
+            self.host.send(Message(MessageKind.RESULT_CHUNK, meta, (values.tobytes(),)))
 
     def _stream_update(self, adapter: Any, r: int, pre: PreWeight | None = None) -> None:
         """Encrypt chunks as they arrive; a sender thread forwards the previous chunk meanwhile."""
@@ -315,24 +321,24 @@ class Session:
             with self.meter.phase("serialize"):
                 blob = adapter.serialize(enc)
             with self.meter.phase("send"):
-                outbox.put(Message("update_chunk", {"round": r}, (blob,)))
+                outbox.put(Message(MessageKind.UPDATE_CHUNK, {"round": r}, (blob,)))
 
         try:
             while True:
                 with self.meter.phase("receive"):
                     msg = self.host.recv()
-                if msg.kind == "leave":  # the host left the round before uploading (hebench.faults)
-                    outbox.put(Message("leave", {"round": r, "phase": msg.meta.get("phase", "unknown")}))
+                if msg.kind == MessageKind.LEAVE:  # the host left the round before uploading (hebench.faults)
+                    outbox.put(Message(MessageKind.LEAVE, {"round": r, "phase": msg.meta.get("phase", "unknown")}))
                     break
-                if msg.kind == "update_end":
+                if msg.kind == MessageKind.UPDATE_END:
                     if len(pending):
                         forward(pending)
-                    outbox.put(Message("update_end", {"round": r, "samples": int(msg.meta["samples"])}))
+                    outbox.put(Message(MessageKind.UPDATE_END, {"round": r, "samples": int(msg.meta["samples"])}))
                     break
-                if msg.kind == "plain_part":  # selective: the unencrypted coordinates, forwarded as they are
-                    outbox.put(Message("plain_part", {"round": r}, msg.parts))
+                if msg.kind == MessageKind.PLAIN_PART:  # selective: the unencrypted coordinates, forwarded as they are
+                    outbox.put(Message(MessageKind.PLAIN_PART, {"round": r}, msg.parts))
                     continue
-                if msg.kind != "update_chunk":
+                if msg.kind != MessageKind.UPDATE_CHUNK:
                     raise PartyError(f"expected update chunks from the host, got '{msg.kind}'", "protocol mismatch")
                 pending = np.concatenate([pending, np.frombuffer(msg.parts[0], dtype="<f4")])
                 while len(pending) >= size:

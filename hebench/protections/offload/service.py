@@ -16,6 +16,7 @@ import numpy as np
 from hebench.errors import PartyError
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 
 
@@ -25,17 +26,17 @@ class ServiceSession:
         self.meter = PhaseMeter()
 
     def run(self) -> None:
-        while (msg := self.caller.recv()).kind != "done":
+        while (msg := self.caller.recv()).kind != MessageKind.DONE:
             with self.meter.phase("keys"):
                 adapter = self.keys.get(int(msg.meta["epoch"]))
-            if msg.kind == "encrypt":
+            if msg.kind == MessageKind.ENCRYPT:
                 values = np.frombuffer(msg.parts[0], dtype="<f4")
                 with self.meter.phase("encrypt"):
                     enc = adapter.encrypt(values) if len(values) else None
                 with self.meter.phase("serialize"):
                     parts: tuple[bytes, ...] = (adapter.serialize(enc),) if enc is not None else ()
                 reply = "ciphertexts"
-            elif msg.kind == "decrypt":
+            elif msg.kind == MessageKind.DECRYPT:
                 with self.meter.phase("deserialize"):
                     encs = [adapter.deserialize(p) for p in msg.parts]
                 with self.meter.phase("decrypt"):

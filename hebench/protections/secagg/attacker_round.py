@@ -16,9 +16,10 @@ import numpy as np
 
 from hebench.errors import PartyError
 from hebench.fl.meter import PhaseMeter
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, accept, connect, listen
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import SecAggResult, collect_secagg
 
 TIMEOUT_S = 60.0
@@ -50,7 +51,7 @@ def secagg_round(
         channel: Channel | None = None
         try:
             channel = connect(door.address, key, "aggregator", TIMEOUT_S, tls=None)
-            channel.send(Message("hello", {"client": i}))
+            channel.send(Message(MessageKind.HELLO, {"client": i}))
             digest = (digests or {}).get(i, b"")
             SecAggClientRound(i, channel, params, PhaseMeter(), digest).run(vectors[i], samples[i], {})
         except PartyError as err:
@@ -67,7 +68,7 @@ def secagg_round(
     try:
         for _ in vectors:
             ch = accept(door, "a client", TIMEOUT_S)
-            channels[int(ch.recv("hello").meta["client"])] = ch
+            channels[int(ch.recv(MessageKind.HELLO).meta["client"])] = ch
         result, error = collect_secagg(channels, params, PhaseMeter()), None
     except PartyError as err:
         result, error = None, err.problem

@@ -37,8 +37,8 @@ from hebench.errors import PartyError
 from hebench.fl.chunks import DEFAULT_CHUNK_VALUES
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import spans
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.common import (
     CURVE,
     add_mod,
@@ -50,9 +50,10 @@ from hebench.protections.secagg.common import (
     wire_dtype,
 )
 from hebench.protections.secagg.mask_prg import mask_stream
+from hebench.protections.secagg.params import SecAggParams
+from hebench.protections.secagg.stages import Key, Stage
 
 DIGEST_BYTES = 32  # sha256 of the global model (params.model_check)
-PHASES = ("advertise_keys", "share_keys", "masked_upload", "unmask")  # the phases each party's records carry
 
 
 class SecAggClientRound:
@@ -84,16 +85,18 @@ class SecAggClientRound:
         self.unmask()
 
     def advertise_keys(self, samples: int, meta: dict) -> None:
-        with self.meter.phase("advertise_keys"):
+        with self.meter.phase(Stage.ADVERTISE_KEYS):
             self.share_key, self.mask_key = ec.generate_private_key(CURVE), ec.generate_private_key(CURVE)
             parts = (public_bytes(self.share_key), public_bytes(self.mask_key))
-            self.channel.send(Message("sa_keys", {**meta, "client": self.index, "samples": samples}, parts))
+            self.channel.send(
+                Message(MessageKind.SA_KEYS, {**meta, Key.CLIENT: self.index, Key.SAMPLES: samples}, parts)
+            )
 
     def share_keys(self) -> None:
-        msg = self.channel.recv("sa_neighbours")
-        with self.meter.phase("share_keys"):
-            self.weight = float(msg.meta["weight"])
-            self.neighbours = [int(j) for j in msg.meta["neighbours"]]
+        msg = self.channel.recv(MessageKind.SA_NEIGHBOURS)
+        with self.meter.phase(Stage.SHARE_KEYS):
+            self.weight = float(msg.meta[Key.WEIGHT])
+            self.neighbours = [int(j) for j in msg.meta[Key.NEIGHBOURS]]
             keys = list(zip(msg.parts[0::2], msg.parts[1::2], strict=True))
             self.pk_share = {j: load_public(a) for j, (a, _) in zip(self.neighbours, keys, strict=True)}
             self.pk_mask = {j: load_public(b) for j, (_, b) in zip(self.neighbours, keys, strict=True)}
@@ -114,11 +117,11 @@ class SecAggClientRound:
                 plain = share_keys_plaintext_concat(self.index, j, seed_shares[pos], key_shares[pos])
                 plain += self.model_digest if self.params.model_check else b""
                 sealed.append(encrypt(generate_shared_key(self.share_key, self.pk_share[j]), plain))
-            self.channel.send(Message("sa_shares", {"to": self.neighbours}, tuple(sealed)))
-        msg = self.channel.recv("sa_inbox")
-        with self.meter.phase("share_keys"):
+            self.channel.send(Message(MessageKind.SA_SHARES, {Key.TO: self.neighbours}, tuple(sealed)))
+        msg = self.channel.recv(MessageKind.SA_INBOX)
+        with self.meter.phase(Stage.SHARE_KEYS):
             self.masked_with = []
-            for j, blob in zip(msg.meta["from"], msg.parts, strict=True):
+            for j, blob in zip(msg.meta[Key.FROM], msg.parts, strict=True):
                 j = int(j)
                 if j not in self.pk_share:
                     raise PartyError(f"secagg: client {self.index} got shares from non-neighbour {j}", "relay bug")
@@ -153,7 +156,7 @@ class SecAggClientRound:
         return plain
 
     def masked_upload(self, vector: np.ndarray) -> None:
-        with self.meter.phase("masked_upload"):
+        with self.meter.phase(Stage.MASKED_UPLOAD):
             m, n, prg = self.params.modulus, len(vector), self.params.prg
             own = mask_stream(prg, self.seed, m)
             keys = {j: generate_shared_key(self.mask_key, self.pk_mask[j]) for j in self.masked_with}
@@ -166,15 +169,15 @@ class SecAggClientRound:
                     masked = add_mod(masked, step, m) if self.index < j else sub_mod(masked, step, m)
                 blob = masked.astype(wire_dtype(m)).tobytes()
                 del chunk, masked
-                self.channel.send(Message("sa_masked_chunk", {"offset": start, "values": n}, (blob,)))
-            self.channel.send(Message("sa_masked", {"client": self.index, "values": n}))
+                self.channel.send(Message(MessageKind.SA_MASKED_CHUNK, {"offset": start, "values": n}, (blob,)))
+            self.channel.send(Message(MessageKind.SA_MASKED, {Key.CLIENT: self.index, Key.VALUES: n}))
 
     def unmask(self) -> None:
         """Answer one unmask request; every request of the round is checked against all earlier ones."""
-        msg = self.channel.recv("sa_unmask")
-        with self.meter.phase("unmask"):
-            survivors = {int(j) for j in msg.meta["survivors"]}
-            dropped = {int(j) for j in msg.meta["dropped"]}
+        msg = self.channel.recv(MessageKind.SA_UNMASK)
+        with self.meter.phase(Stage.UNMASK):
+            survivors = {int(j) for j in msg.meta[Key.SURVIVORS]}
+            dropped = {int(j) for j in msg.meta[Key.DROPPED]}
             if self.index in dropped:
                 raise PartyError(
                     f"secagg: the aggregator says client {self.index} dropped, to the client itself",
@@ -192,4 +195,4 @@ class SecAggClientRound:
             seeds_of = sorted(survivors & self.held.keys())
             keys_of = sorted(dropped & self.held.keys())
             parts = tuple(self.held[j][0] for j in seeds_of) + tuple(self.held[j][1] for j in keys_of)
-            self.channel.send(Message("sa_reveal", {"seeds_of": seeds_of, "keys_of": keys_of}, parts))
+            self.channel.send(Message(MessageKind.SA_REVEAL, {Key.SEEDS_OF: seeds_of, Key.KEYS_OF: keys_of}, parts))

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from flwr.common.secure_aggregation.quantization import quantize
 
 from hebench.errors import PartyError
-from hebench.protections.params import SecAggParams
+from hebench.protections.secagg.params import SecAggParams
 
 CURVE = ec.SECP384R1()  # Flower's SecAgg+ curve
 

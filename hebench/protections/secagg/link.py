@@ -13,9 +13,10 @@ import numpy as np
 from hebench.fl.link import DirectLink, Link, Opened, direct_link
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 
 
 class SecAggLink(DirectLink):
@@ -41,8 +42,8 @@ class SecAggLink(DirectLink):
         round_.advertise_keys(int(meta["samples"]), meta)  # a dropout after its masked upload (hebench.faults)
         round_.share_keys()
         round_.masked_upload(vector)
-        self.channel.send(Message("leave", {"round": int(meta["round"]), "phase": "after_upload"}))
-        self.channel.recv("sa_unmask")  # sent before the aggregator read the leave: gone unanswered
+        self.channel.send(Message(MessageKind.LEAVE, {"round": int(meta["round"]), "phase": "after_upload"}))
+        self.channel.recv(MessageKind.SA_UNMASK)  # sent before the aggregator read the leave: gone unanswered
 
     def leave(self, round_index: int, phase: str) -> None:
         """``after_train``: leave after sharing keys, before the masked upload (the neighbours reveal this

@@ -33,8 +33,9 @@ from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, accept, listen
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import check_headroom
 from hebench.results.records import PartyRoundRecord, PartySetupRecord
 
@@ -45,7 +46,9 @@ def sum_first_shares(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> 
     assert isinstance(params, SecretSharingParams)
     total = RingTotal()  # the first shares' running sum (mod 2^64), chunk by chunk
     alive = {i: agg.channels[i] for i in chosen if i in agg.channels}  # a client lost in an earlier round is out
-    got = receive_streams(alive, "share_chunk", "update", total, _words, agg.meter, tolerate_loss=agg.tolerates_loss)
+    got = receive_streams(
+        alive, MessageKind.SHARE_CHUNK, MessageKind.UPDATE, total, _words, agg.meter, tolerate_loss=agg.tolerates_loss
+    )
     for i, phase in got.left.items():
         if phase == "lost":
             agg.lose(i)
@@ -100,8 +103,10 @@ def send_share_sum(
 
     blob = _slice_of(total)
     for start, stop in spans(len(total), chunk_values):
-        send_all(Message("share_sum_chunk", {**head, "offset": start, "values": len(total)}, (blob(start, stop),)))
-    send_all(Message("share_sum", {**head, **(end or {}), "values": len(total)}))
+        send_all(
+            Message(MessageKind.SHARE_SUM_CHUNK, {**head, "offset": start, "values": len(total)}, (blob(start, stop),))
+        )
+    send_all(Message(MessageKind.SHARE_SUM, {**head, **(end or {}), "values": len(total)}))
     return lost
 
 
@@ -118,7 +123,7 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
         channels: dict[int, Channel] = {}
         for _ in range(ctx.suite.data.clients):
             ch = accept(door, "a client", ctx.timeout_s, None)
-            client = int(ch.recv("hello").meta["client"])
+            client = int(ch.recv(MessageKind.HELLO).meta["client"])
             ch.peer = f"client {client}"
             ch.record_to(ctx.transcript(f"{role}-from-client-{client}"))
             channels[client] = ch
@@ -132,7 +137,9 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
         total = RingTotal()
         alive = {i: channels[i] for i in chosen if i in channels}  # a client lost in an earlier round is out
-        got = receive_streams(alive, "share_chunk", "share", total, _words, meter, tolerate_loss=tolerant)
+        got = receive_streams(
+            alive, MessageKind.SHARE_CHUNK, MessageKind.SHARE, total, _words, meter, tolerate_loss=tolerant
+        )
         lost = {i for i, phase in got.left.items() if phase == "lost"}
         end = {"summed": sorted(got.ends), "spoiled_by": got.spoiled_by}  # whose whole shares the sum holds
         with meter.phase("send"):

@@ -18,8 +18,9 @@ from hebench.fl.link import DirectLink, Link, Opened, direct_link
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.ring_stream import spans
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import check_range, combine, decode, encode, split
 
 
@@ -44,18 +45,20 @@ class ShareLink(DirectLink):
                 shares = split(encode(vector[start:stop], samples, self.params, self.rng), 1 + len(self.holders))
             with meter.phase("send"):
                 for channel, share in zip([self.channel, *self.holders], shares, strict=True):
-                    channel.send(Message("share_chunk", {**head, "offset": start, "values": n}, (share.tobytes(),)))
+                    channel.send(
+                        Message(MessageKind.SHARE_CHUNK, {**head, "offset": start, "values": n}, (share.tobytes(),))
+                    )
             del shares
         with meter.phase("send"):
-            self.channel.send(Message("update", {**meta, "plain_parts": 0, "values": n}))
+            self.channel.send(Message(MessageKind.UPDATE, {**meta, "plain_parts": 0, "values": n}))
             for holder in self.holders:
-                holder.send(Message("share", {**head, "values": n}))
+                holder.send(Message(MessageKind.SHARE, {**head, "values": n}))
 
     def leave(self, round_index: int, phase: str) -> None:
         """Tell every aggregator (a client that stops answering is not yet survived: hebench.faults)."""
         super().leave(round_index, phase)
         for holder in self.holders:
-            holder.send(Message("leave", {"round": round_index, "phase": phase}))
+            holder.send(Message(MessageKind.LEAVE, {"round": round_index, "phase": phase}))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         """The FedAvg rebuilt chunk by chunk: chunk k of the coordinator's sum and of every holder's, combined."""
@@ -74,11 +77,11 @@ class ShareLink(DirectLink):
             del sums, total
             with meter.phase("wait"):
                 msg = self.channel.recv()
-        if msg.kind != "aggregate":
+        if msg.kind != MessageKind.AGGREGATE:
             raise PartyError(f"expected 'aggregate' from {self.channel.peer}, got '{msg.kind}'", "same hebench?")
         ends = []
         for h in self.holders:  # the holders' end messages (after their chunks, if a skipped round had any)
-            while (end := h.recv()).kind != "share_sum":
+            while (end := h.recv()).kind != MessageKind.SHARE_SUM:
                 pass
             ends.append(end)
         if msg.meta.get("skipped"):  # nobody (or too few) arrived: no aggregate
@@ -90,7 +93,7 @@ class ShareLink(DirectLink):
         return Opened(found, np.empty(0, np.float32), msg.meta["weights"])
 
     def _holder_chunk(self, holder: Channel, offset: int, values: int) -> bytes:
-        got = holder.recv("share_sum_chunk")
+        got = holder.recv(MessageKind.SHARE_SUM_CHUNK)
         if (int(got.meta["offset"]), int(got.meta["values"])) != (offset, values):
             raise PartyError(
                 f"{holder.peer} sent its sum's chunk at {got.meta['offset']}, the coordinator its at {offset}",
@@ -149,6 +152,6 @@ def share_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMete
                 server=f"aggregator-{k}",
                 retry_s=ctx.suite.measure.setup_timeout_s,
             )
-            ch.send(Message("hello", {"role": "client", "client": ctx.client_index}))
+            ch.send(Message(MessageKind.HELLO, {"role": "client", "client": ctx.client_index}))
             holders.append(ch)
     return ShareLink(base, holders, params)

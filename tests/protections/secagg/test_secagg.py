@@ -20,10 +20,10 @@ from hebench.config import parse_suite
 from hebench.errors import PartyError, SuiteError
 from hebench.fl.meter import PhaseMeter
 from hebench.net.transport import Message, accept, connect, listen
-from hebench.protections.params import SEED_BITS, SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.common import CURVE, public_bytes, ring_neighbours
 from hebench.protections.secagg.mask_prg import MASK_GENERATORS
+from hebench.protections.secagg.params import SEED_BITS, SecAggParams
 from hebench.protections.secagg.server import collect_secagg
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"

@@ -17,8 +17,8 @@ from hebench.inversion.evaluate import run_plan
 from hebench.inversion.parallel import RestartPool
 from hebench.inversion.views.conduits import Protocol, flat, secagg
 from hebench.net.transport import Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from tests.protections.secagg.test_secagg import LyingAggregator
 
 PARAMS = SecAggParams()
