@@ -1,5 +1,6 @@
 """The report in real headless Chromium: no console errors, every figure and image rendered, the Pareto set
-ringed on the chart, and no horizontal scrollbar in an 800-pixel window."""
+ringed on the chart, and no horizontal scrollbar in an 800-pixel window; the navigation reaches every section,
+the threat matrix keeps its header words whole at 1280 px, and each threat model's chart says whose view it is."""
 
 from __future__ import annotations
 
@@ -155,6 +156,7 @@ return split;
 """
 
 
+@pytest.mark.slow  # three runs' report: a minute or two on 2 busy cores
 def test_navigation_reaches_every_section_and_threat_headers_keep_their_words_whole(browser, tmp_path):
     # #40: the navigation had no links to the dropouts, links and threat sections; the threat matrix header wrapped
     # mid-word ("configuratio / n") at 1280 px; the observer's chart was captioned "what ... aggregator saw"
