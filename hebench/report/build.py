@@ -252,11 +252,11 @@ def run_section(
     section["remarks"] += dropout_notes(rows)
     prefix = f"run{idx}"
     section["steady"] = _steady_note(rows)
+    cold = all(r.includes_warmup for r in rows)  # said as the note above the table says it
     section["ranges_over"] = (
-        "rounds (the first, warm-up round included: no steady round yet)"
-        if all(r.includes_warmup for r in rows)
-        else "steady rounds"
+        "rounds (the first, warm-up round included: no steady round yet)" if cold else "steady rounds"
     )
+    section["per_round"] = "round (the warm-up round included)" if cold else "steady round"
     section["table"] = _costs_table(rows, files, prefix)
     section["overhead"] = _overhead_table(rows, files, prefix)
     options = run_options(source, attacks)

@@ -115,6 +115,7 @@ def test_one_round_is_said_alike_in_the_tables_notes_and_verdicts(tmp_path):
     assert "steady round(s)" not in html and "min–max over steady rounds" not in html
     assert "min–max over rounds (the first, warm-up round included: no steady round yet)" in html
     assert "0 (1 with the warm-up)" in html and "no steady round completed" in html
+    assert "Per client that uploaded, per round (the warm-up round included)" in html and "per steady round" not in html
 
 
 def test_other_adversaries_are_named_and_a_vifp_above_one_is_marked_and_explained(tmp_path):
