@@ -56,6 +56,7 @@ class Option:
     kind: str = "other"  # what the chart's marker shape tells apart (see kind_of): a mode's name or a modifier
     engines: bool = False  # offload: an engine does the HE, so total CPU differs from host CPU
     contended: bool | None = False  # its run's wall times include waiting for a core (load flags); None: unknown
+    cold: bool = False  # no steady round yet: its costs average rounds that include the first (warm-up) one
 
     @property
     def name(self) -> str:
@@ -186,6 +187,7 @@ def options_for(
                 kind=kind_of(row),
                 engines=row.uses_engines,
                 contended=contended,
+                cold=row.includes_warmup,
             )
         )
     return out

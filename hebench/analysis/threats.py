@@ -1,7 +1,8 @@
-"""The report per threat model: a cost–leakage chart and "what to choose" for each adversary the run attacked
-with, a matrix configuration × threat model → the best attack's leakage, and DP's bound beside its measured
-success. Every cell and line carries its evidence: images recovered with their Wilson interval, and what
-the adversary obtained (a rule of the mode, with the test behind it)."""
+"""Verdicts per threat model: "what to choose" for each adversary the run attacked with, a matrix configuration ×
+threat model → the best attack's leakage, and DP's bound beside its measured success. Every cell and line carries
+its evidence: images recovered with their Wilson interval, and what the adversary obtained (a rule of the mode,
+with the test behind it). The report draws them (:mod:`hebench.report.threat_charts`), the terminal prints them
+(:mod:`hebench.cli.render.threats`)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,19 @@ def threat_words(key: str) -> str:
         "observer": "outside network observer",
     }
     return words.get(adversary, key)
+
+
+def what_was_seen(key: str = DEFAULT_THREAT) -> str:
+    """What the attack reconstructed from, in a caption's words: ``what that configuration's aggregator saw`` for
+    the honest-but-curious aggregator, ``what an outside network observer read on that configuration's wire``, ..."""
+    adversary = key.split(":")[0]
+    if adversary == "aggregator":
+        return "what that configuration's aggregator saw"
+    if adversary == "observer":
+        return "what an outside network observer read on that configuration's wire"
+    if adversary == "share-holders":
+        return f"what {threat_words(key)} held in that configuration"
+    return f"what the {threat_words(key)} obtained in that configuration"
 
 
 def threat_keys(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
@@ -179,30 +193,28 @@ def per_threat(
     return out
 
 
-def threat_section(
-    rows: Sequence[SummaryRow],
-    attacks: Sequence[AttackSummaryRecord],
-    options_of: Callable[[str], list[Option]],
-    add_figure: Callable[[str, Callable, tuple[float, float]], str],
-    table: Callable[[str, list[str], list[list[Any]], list[list[str]]], dict],
-    prefix: str,
-) -> dict[str, Any]:
-    """A run's threat-model parts of the report: the matrix (shown and as CSV), one chart and "what to choose"
-    per threat model, the evidence behind each cell, and DP's bounds."""
-    from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
+@dataclass(frozen=True)
+class ThreatTable:
+    """The matrix configuration × threat model as the report shows it (``shown``) and writes it (``values``)."""
 
+    header: list[str]
+    values: list[list[Any]]  # the best attack's mean SSIM per cell (None: not attacked)
+    shown: list[list[str]]
+
+
+def threat_table(rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord]) -> ThreatTable | None:
+    """The matrix with its header in words; None when only the honest-but-curious aggregator attacked."""
     keys, cells = matrix(rows, attacks)
-    section: dict[str, Any] = {"threat_matrix": None, "threats": [], "threat_lines": dp_bound_lines(attacks)}
     if not keys:
-        return section
-    header = ["configuration", *(threat_words(k) for k in keys)]
-    values = [[r.config, *(c.ssim for c in row)] for r, row in zip(rows, cells, strict=True)]
-    shown = [[r.config, *(c.text for c in row)] for r, row in zip(rows, cells, strict=True)]
-    section["threat_matrix"] = table(f"{prefix}-threats", header, values, shown)
-    for i, (view, options) in enumerate(per_threat(options_of, attacks)):
-        chart = add_figure(f"{prefix}-threat-{i}", cost_leakage(options), chart_size(options))
-        section["threats"].append(
-            {"title": view.title, "chart": chart, "caption": chart_caption(options), "choose": view.choose}
-        )
-    section["threat_lines"] = [*threat_verdict_lines(attacks), *evidence_lines(attacks), *section["threat_lines"]]
-    return section
+        return None
+    return ThreatTable(
+        ["configuration", *(threat_words(k) for k in keys)],
+        [[r.config, *(c.ssim for c in row)] for r, row in zip(rows, cells, strict=True)],
+        [[r.config, *(c.text for c in row)] for r, row in zip(rows, cells, strict=True)],
+    )
+
+
+def threat_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
+    """Below the matrix: per threat model which configurations defended, the rule and test behind what each
+    adversary obtains, and DP's bounds."""
+    return [*threat_verdict_lines(attacks), *evidence_lines(attacks), *dp_bound_lines(attacks)]

@@ -17,62 +17,17 @@ from typing import TYPE_CHECKING, Any
 import click
 import typer
 from click.core import ParameterSource
-from rich import box
-from rich.table import Table
 
 from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
+from hebench.cli.render.attacks import attack_table
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.errors import ParameterError
 from hebench.results.attack_views import View
-from hebench.results.units import fmt_score
 
 if TYPE_CHECKING:
     from hebench.inversion.evaluate import AttackPlan
 
 FULL_SUITE = Path(__file__).resolve().parents[2] / "suites" / "privacy-full.yaml"
-
-
-def _score(summary: dict, metric: str, spec: str = ".2f") -> str:
-    """``mean±std`` over the attacked images (no spread for one image, never ``-0.00``)."""
-    scores = summary["scores"]
-    n = scores.get("n")  # older summaries do not say: show the spread
-    return fmt_score(scores.get(metric), 2 if n is None else int(n), spec, sep="±")
-
-
-def _success(summary: dict) -> str:
-    s = summary["scores"].get("success")
-    if not s:
-        return "-"
-    return f"{s['k']}/{s['n']} {100 * s['low']:.0f}–{100 * s['high']:.0f}%"
-
-
-def attack_table(summaries: list[dict], keys: dict[str, str] | None = None) -> Table:
-    """Leakage per attack plan, narrow enough for 80 columns; ``keys`` shortens long plan labels (legend)."""
-    keys = keys if keys is not None else label_keys([s["plan"] for s in summaries])
-    threshold = next((s["scores"]["success"]["threshold"] for s in summaries if "success" in s["scores"]), None)
-    recovered = "recovered" + (f"\nSSIM≥{threshold:g}" if threshold is not None else "")
-    table = Table(
-        title="leakage to the aggregator: mean±std over images × seeds, best of restarts; recovered: k/n, 95% CI",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-        title_justify="left",
-    )
-    table.add_column("view", no_wrap=True)
-    for col in ("encr.", recovered, "SSIM", "PSNR dB", "UQI", "VIFp", "label\nacc"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for s in summaries:
-        table.add_row(
-            keys.get(s["plan"], s["plan"]),
-            f"{100 * s['ratio']:.0f}%",
-            _success(s),
-            _score(s, "ssim"),
-            _score(s, "psnr", ".0f"),
-            _score(s, "uqi"),
-            _score(s, "vifp"),
-            _score(s, "label_accuracy", ".1f"),
-        )
-    return table
 
 
 # option (parameter name) -> the privacy field it sets when attacking a suite or a run

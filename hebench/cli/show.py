@@ -10,8 +10,10 @@ import typer
 from rich.console import Console
 
 from hebench.analysis.load_flags import load_notes
+from hebench.analysis.score_notes import vifp_note
 from hebench.analysis.summary import SummaryRow, summarize_run
 from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.links.outcomes import on_their_links
 from hebench.results.calibration import read_calibration
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, Record, RunFailedRecord, RunRecord
@@ -57,7 +59,7 @@ def _failure(records: list[Record]) -> str | None:
 def run_view(path: Path) -> RunView:
     """Read a run folder (or its results file) into its summary rows, notes and attack summaries."""
     file = results_file(path)
-    records = read_hebench_records(file).records
+    records, on_links = on_their_links(read_hebench_records(file).records)  # round walls on the links, as the report
     run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
     suite_offload = (run.suite.get("offload") or {}) if run else {}
     calibration = read_calibration(suite_offload.get("calibration"), RunFolder.of(file))
@@ -65,6 +67,7 @@ def run_view(path: Path) -> RunView:
     failure = _failure(records)
     notes = [
         *load_notes(run, rows),
+        *on_links,
         *([calibration.note] if calibration.note else []),
         *([failure] if failure else []),
     ]
@@ -76,8 +79,9 @@ def print_run_view(out: Console, view: RunView) -> None:
     """The summary tables and notes (:func:`hebench.cli.render.summary.print_summary`), the per-link table when
     configurations ran on links, the leakage table, then
     "what to choose" with its evidence (:func:`hebench.cli.render.summary.print_verdicts`)."""
-    from hebench.cli.attack import attack_table
+    from hebench.cli.render.attacks import attack_table
     from hebench.cli.render.legend import label_keys, print_legend
+    from hebench.cli.render.lines import print_lines
     from hebench.cli.render.links import links_table
     from hebench.cli.render.summary import print_summary, print_verdicts
 
@@ -90,6 +94,7 @@ def print_run_view(out: Console, view: RunView) -> None:
             keys = label_keys(plans)
             print_legend(out, keys)
         out.print(attack_table(view.attacks, keys))
+        print_lines(out, "note", "yellow", vifp_note(view.attack_records))
     if view.rows:
         print_verdicts(out, view.rows, view.attack_records, view.run, keys)
     out.print(f"[dim]records: {view.results}[/]", highlight=False, soft_wrap=True)

@@ -5,9 +5,9 @@ layer and the layers below. A unit is a package under ``hebench/`` (``hebench.li
 except where a package spans layers; there its modules are placed by role:
 
 - ``protections/``: the spec-level modules (the package, ``registry``, ``spec``, ``params``, ``threats``,
-  ``threat_rules``, ``shared_rules``, and each protection's package and its own ``spec``/``params``/``threats``) sit low, beside
-  crypto: config reads them to validate a suite. ``selective/`` and ``dp/`` modify any mode's update, and the
-  FedAvg core in ``fl/`` applies them: they sit just below ``fl``. Every other protections module (a protocol's
+  ``threat_rules``, ``shared_rules``, and each protection's package and its own ``spec``/``params``/``threats``)
+  sit low, beside crypto: config reads them to validate a suite. ``selective/`` and ``dp/`` modify any mode's
+  update, and the FedAvg core in ``fl/`` applies them: they sit just below ``fl``. Every other protections module (a protocol's
   parties, links and servers; an attacker view, in any protection) sits above ``fl``, which it builds on.
 - ``analysis/``: the pure statistics (``stats``: Welch, bootstrap; ``success``: Wilson, Newcombe) import nothing
   of hebench and sit at the bottom, so that ``measure`` (timing summaries) and ``inversion`` (scoring) use them;
@@ -62,12 +62,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("hebench.protections.dp.attacker_view", "hebench.inversion.views.local_update"): (
         "protections helper (with the inversion helper): dp's attacker view replays a client's local training "
         "through inversion's view (protocols -> inversion; inversion reads the attacker views)"
-    ),
-    ("hebench.analysis.threats", "hebench.report.leakage_chart"): (
-        "analysis helper: a verdict module draws an HTML chart (analysis -> report)"
-    ),
-    ("hebench.cli.render.threats", "hebench.cli.render.summary"): (
-        "analysis helper (owns cli/render/): a circle, summary imports threats and threats imports summary"
     ),
 }
 

@@ -13,11 +13,11 @@ from hebench.analysis.threats import (
     dp_bound_lines,
     matrix,
     threat_keys,
-    threat_section,
     threat_verdict_lines,
     threat_words,
 )
 from hebench.cli.render.threats import code, print_threats
+from hebench.report.threat_charts import threat_section
 from hebench.results.records import AttackSummaryRecord, record_from_json
 from tests.report.rows import row
 

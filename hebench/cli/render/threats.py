@@ -22,6 +22,7 @@ from hebench.analysis.threats import (
     threat_verdict_lines,
     threat_words,
 )
+from hebench.cli.render.lines import print_lines
 from hebench.results.records import AttackSummaryRecord
 
 CODES = {
@@ -58,8 +59,6 @@ def print_threats(
     """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend, per threat model
     which configurations defended (with the images behind it, or what would decide it), the rule and test behind
     what each adversary obtains, and DP's bounds."""
-    from hebench.cli.render.summary import print_lines
-
     threats, cells = matrix(rows, attacks)
     if threats:
         labels = [keys.get(r.config, r.config) for r in rows]
@@ -83,7 +82,7 @@ def print_threats(
                 table.add_row(label, *(line[t] for t in part))
             console.print(table)
         legend = "; ".join(f"{code(t)}: {threat_words(t)}" for t in threats)
-        print_lines(console, "threats", "bold", [legend + ' (– not attacked or not defined; "stop": a defence)'], keys)
-        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks), keys)
-        print_lines(console, "evidence", "dim", evidence_lines(attacks), keys)
-    print_lines(console, "DP bound", "bold", dp_bound_lines(attacks), keys)
+        print_lines(console, "threats", "bold", [legend + ' (– not attacked or not defined; "stop": a defence)'])
+        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks))
+        print_lines(console, "evidence", "dim", evidence_lines(attacks))
+    print_lines(console, "DP bound", "bold", dp_bound_lines(attacks))
