@@ -7,8 +7,9 @@ except where a package spans layers; there its modules are placed by role:
 - ``protections/``: the spec-level modules (the package, ``registry``, ``spec``, ``params``, ``threats``,
   ``threat_rules``, ``shared_rules``, and each protection's package and its own ``spec``/``params``/``threats``)
   sit low, beside crypto: config reads them to validate a suite. ``selective/`` and ``dp/`` modify any mode's
-  update, and the FedAvg core in ``fl/`` applies them: they sit just below ``fl``. Every other protections module (a protocol's
-  parties, links and servers; an attacker view, in any protection) sits above ``fl``, which it builds on.
+  update, and the FedAvg core in ``fl/`` applies them: they sit just below ``fl``. Every other protections module
+  (a protocol's parties, links and servers; an attacker view, in any protection) sits above ``fl``, which it
+  builds on.
 - ``analysis/``: the pure statistics (``stats``: Welch, bootstrap; ``success``: Wilson, Newcombe) import nothing
   of hebench and sit at the bottom, so that ``measure`` (timing summaries) and ``inversion`` (scoring) use them;
   the verdicts built on them sit above ``inversion``, whose scores they judge.
