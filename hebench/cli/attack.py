@@ -14,13 +14,19 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
 import typer
-from click.core import ParameterSource
 from rich import box
 from rich.table import Table
 
-from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
+from hebench.cli.common import (
+    OutputFormat,
+    console,
+    given_on_command_line,
+    handle_run_errors,
+    print_json,
+    progress_bar,
+    split_list,
+)
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.errors import ParameterError
 from hebench.results.units import fmt_score
@@ -104,15 +110,15 @@ WHAT_WAS_SEEN = {
 RUN_OVERRIDES = ("privacy.", "data.path=")  # a run's views are fixed: only how to attack (and where its data lie)
 
 
-def _given(ctx: click.Context, names: Any) -> list[str]:
-    return [n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+def _given(ctx: typer.Context, names: Any) -> list[str]:
+    return [n for n in names if given_on_command_line(ctx, n)]
 
 
 def _option(name: str) -> str:
     return "--" + {"attack_name": "attack", "data_path": "data-path"}.get(name, name).replace("_", "-")
 
 
-def _privacy_overrides(ctx: click.Context, values: dict[str, Any]) -> list[str]:
+def _privacy_overrides(ctx: typer.Context, values: dict[str, Any]) -> list[str]:
     """``--set`` items for the how-to-attack options given on the command line; a view option is refused."""
     refused = _given(ctx, WHAT_WAS_SEEN)
     if refused:
@@ -136,7 +142,7 @@ def _is_run(target: Path) -> bool:
     return target.is_dir() or target.suffix == ".jsonl"
 
 
-def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
+def _check_ad_hoc(ctx: typer.Context, values: dict[str, Any]) -> None:
     """Refuse an option the ad-hoc view would not use (rather than ignore it)."""
     view = values["view"]
     if view not in ("raw", "he", "selective"):
