@@ -34,7 +34,7 @@ from hebench.results.units import fmt_score
 if TYPE_CHECKING:
     from hebench.inversion.evaluate import AttackPlan
 
-FULL_SUITE = Path(__file__).resolve().parents[2] / "suites" / "privacy-full.yaml"
+FULL_SUITE = "privacy-full"  # a shipped suite
 
 
 def _score(summary: dict, metric: str, spec: str = ".2f") -> str:
@@ -245,6 +245,7 @@ def attack(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Reconstruct private images from what the aggregator receives, and score the leakage."""
+    from hebench.config.catalog import resolve_suite
     from hebench.config.suite import load_suite
     from hebench.inversion.campaign import plans_for, recorded_plans, run_campaign
     from hebench.inversion.recipes import load_recipe
@@ -256,7 +257,7 @@ def attack(
     if full:
         if target is not None:
             raise ParameterError("--full runs suites/privacy-full.yaml and takes no SUITE or RUN", "drop one of them")
-        target = FULL_SUITE
+        target = resolve_suite(FULL_SUITE)
     if target is None:
         _check_ad_hoc(ctx, values)
         plans = _ad_hoc_plans(values)

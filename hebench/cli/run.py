@@ -23,6 +23,7 @@ from hebench.cli.common import (
     round_text,
 )
 from hebench.cli.show import print_run_view, run_view
+from hebench.config.catalog import resolve_suite
 from hebench.config.suite import Suite, load_suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder, unused_name
@@ -103,7 +104,9 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
 
 @handle_run_errors
 def run(
-    suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
+    suite_file: Path = typer.Argument(
+        ..., metavar="SUITE", help="suite YAML file, or a shipped suite's name (hebench suites lists them): quickstart"
+    ),
     out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>-<date-time>)"),
     set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
@@ -121,7 +124,7 @@ def run(
     ),
 ) -> None:
     """Run every configuration of a suite with the same data, seed and initial model."""
-    suite = load_suite(suite_file, set_)
+    suite = load_suite(resolve_suite(suite_file), set_)
     if resume and out is None:
         raise ParameterError(
             "--resume needs the folder of the run to continue", "pass --out results/NAME-DATE --resume"
