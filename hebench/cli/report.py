@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
-from hebench.cli.common import console, handle_errors
+from hebench.cli.common import console, err_console, handle_errors
 from hebench.errors import ParameterError
 from hebench.results.reader import read_hebench_records
+from hebench.results.run_folder import results_file
 
 
 @handle_errors
@@ -20,7 +22,8 @@ def report(
     if output.suffix.lower() not in (".html", ".htm"):
         raise ParameterError(f"output {output} should end in .html", "pass e.g. -o reports/NAME.html")
     for path in results:  # a missing or foreign input is refused before anything is written
-        read_hebench_records(path)
+        if skipped := read_hebench_records(path).skipped_note(results_file(path)):
+            err_console.print(f"[yellow]note:[/] {escape(skipped)}", highlight=False)
     from hebench.report.build import build_report
 
     path = build_report(results, output)
