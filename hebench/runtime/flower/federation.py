@@ -130,13 +130,6 @@ class Placement:
         return ("127.0.0.1", "localhost", *self.addresses.values())
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel kills it when the run dies (the death signal survives exec)."""
-    from hebench.net.shaping.scope import die_with_parent
-
-    die_with_parent()
-
-
 def in_namespace(namespace: str | None, probe: Callable[[], bool]) -> bool:
     """``probe()`` run in a thread inside ``namespace`` (the calling thread's namespace when None)."""
     if namespace is None:
@@ -219,7 +212,8 @@ class LocalFederation:
     def spawn(
         self, name: str, argv: list[str], env: dict[str, str], party: str | None = None
     ) -> tuple[subprocess.Popen, Path]:
-        """Start one process (in ``party``'s namespace on the kernel backend), logging to ``logs/NAME.log``."""
+        """Start one process (in ``party``'s namespace on the kernel backend), logging to ``logs/NAME.log``; the
+        kernel kills it when this process dies, even by SIGKILL (where no ``stop()`` can run)."""
         logs = self.folder / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{name}.log"
@@ -227,6 +221,8 @@ class LocalFederation:
         if placed:
             assert self.placement is not None and party is not None
             argv = self.placement.argv(party, argv)
+        from hebench.net.shaping.scope import die_with_parent  # imported here: the child only calls it
+
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 argv,
@@ -234,7 +230,7 @@ class LocalFederation:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if placed else None,  # only sets a death signal
+                preexec_fn=die_with_parent,  # only sets a death signal: a killed command leaves none behind
             )
         self.procs.append((name, proc))
         if placed:
