@@ -2,9 +2,9 @@
 
 Sessions reuse the interpreter that `tools/install.sh` prepared (``venv_backend="none"``):
 a fresh virtualenv would have to rebuild Pyfhel and re-resolve torch, which here must be
-the CPU wheel pinned in the install script. The ``openfhe`` sessions are the exception: openfhe
-publishes extensions for CPython 3.10 and 3.12 only, so they build a virtualenv of their own
-(no torch) on whichever of those imports it.
+the CPU wheel pinned in the install script. Two exceptions build a virtualenv of their own: ``newest`` (over
+that interpreter's packages) and the ``openfhe`` sessions: openfhe publishes extensions for CPython 3.10 and
+3.12 only, so they build one (no torch) on whichever of those imports it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,21 @@ def lint(session: nox.Session) -> None:
     """Ruff lint and format check."""
     session.run("ruff", "check", "hebench", "tests", "tools", "noxfile.py")
     session.run("ruff", "format", "--check", "hebench", "tests", "tools", "noxfile.py")
+
+
+@nox.session(venv_backend="venv", venv_params=["--system-site-packages"])
+def newest(session: nox.Session) -> None:
+    """Fast tests against the newest release every dependency range admits (pytest options after --).
+
+    Resolved as `pip install hebench` resolves them today (no extras: Flower's pins typer), so a new release that
+    breaks hebench fails here first; torch and torchvision stay the installed CPU builds (a resolver would fetch
+    PyPI's CUDA ones).
+    """
+    installed = Path(session.create_tmp()) / "installed-torch.txt"
+    installed.write_text("".join(f"{name}=={version(name)}\n" for name in ("torch", "torchvision")))
+    session.install("--upgrade", "--upgrade-strategy", "eager", "--constraint", str(installed), ".[test]")
+    session.run("python", "-m", "pip", "list", "--local")  # what was resolved: the record of a failure's cause
+    session.run("python", "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider", *session.posargs)
 
 
 @nox.session

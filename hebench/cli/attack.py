@@ -14,11 +14,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
 import typer
-from click.core import ParameterSource
 
-from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
+from hebench.cli.common import (
+    OutputFormat,
+    console,
+    given_on_command_line,
+    handle_run_errors,
+    print_json,
+    progress_bar,
+    split_list,
+)
 from hebench.cli.render.attacks import attack_table
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.errors import ParameterError
@@ -27,7 +33,7 @@ from hebench.results.attack_views import View
 if TYPE_CHECKING:
     from hebench.inversion.evaluate import AttackPlan
 
-FULL_SUITE = Path(__file__).resolve().parents[2] / "suites" / "privacy-full.yaml"
+FULL_SUITE = "privacy-full"  # a shipped suite
 
 
 # option (parameter name) -> the privacy field it sets when attacking a suite or a run
@@ -60,15 +66,15 @@ WHAT_WAS_SEEN = {
 RUN_OVERRIDES = ("privacy.", "data.path=")  # a run's views are fixed: only how to attack (and where its data lie)
 
 
-def _given(ctx: click.Context, names: Any) -> list[str]:
-    return [n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+def _given(ctx: typer.Context, names: Any) -> list[str]:
+    return [n for n in names if given_on_command_line(ctx, n)]
 
 
 def _option(name: str) -> str:
     return "--" + {"attack_name": "attack", "data_path": "data-path"}.get(name, name).replace("_", "-")
 
 
-def _privacy_overrides(ctx: click.Context, values: dict[str, Any]) -> list[str]:
+def _privacy_overrides(ctx: typer.Context, values: dict[str, Any]) -> list[str]:
     """``--set`` items for the how-to-attack options given on the command line; a view option is refused."""
     refused = _given(ctx, WHAT_WAS_SEEN)
     if refused:
@@ -92,7 +98,7 @@ def _is_run(target: Path) -> bool:
     return target.is_dir() or target.suffix == ".jsonl"
 
 
-def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
+def _check_ad_hoc(ctx: typer.Context, values: dict[str, Any]) -> None:
     """Refuse an option the ad-hoc view would not use (rather than ignore it)."""
     view = values["view"]
     if view not in tuple(View):
@@ -196,6 +202,7 @@ def attack(
 ) -> None:
     """Reconstruct private images from what the aggregator receives, and score the leakage."""
     from hebench.config import load_suite
+    from hebench.config.catalog import resolve_suite
     from hebench.inversion.campaign import plans_for, recorded_plans, run_campaign
     from hebench.inversion.recipes import load_recipe
     from hebench.results import ResultWriter
@@ -206,7 +213,7 @@ def attack(
     if full:
         if target is not None:
             raise ParameterError("--full runs suites/privacy-full.yaml and takes no SUITE or RUN", "drop one of them")
-        target = FULL_SUITE
+        target = resolve_suite(FULL_SUITE)
     if target is None:
         _check_ad_hoc(ctx, values)
         plans = _ad_hoc_plans(values)

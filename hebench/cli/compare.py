@@ -9,7 +9,6 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich import box
 from rich.console import Console
@@ -40,12 +39,12 @@ class _RunsByDefault(TyperGroup):
     """``compare A B`` is ``compare runs A B``: a first argument that names no subcommand is a run folder,
     unless no such path exists and it is close to a subcommand's name (``compare librarie``)."""
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
         first = args[0] if args else ""
         if first and first not in self.commands and not first.startswith("-"):
             typo = get_close_matches(first, list(self.commands), n=1, cutoff=0.6)
             if typo and not Path(first).exists():
-                raise click.UsageError(f"No such command or run folder '{first}'. Did you mean '{typo[0]}'?", ctx)
+                ctx.fail(f"No such command or run folder '{first}'. Did you mean '{typo[0]}'?")
             return "runs", self.commands["runs"], args
         return super().resolve_command(ctx, args)
 

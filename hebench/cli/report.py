@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
-from hebench.cli.common import console, handle_errors
+from hebench.cli.common import console, err_console, handle_errors
 from hebench.errors import ParameterError
 from hebench.results.reader import read_hebench_records
-from hebench.results.run_folder import unused_name
+from hebench.results.run_folder import results_file, unused_name
 
 DEFAULT = Path("reports/report.html")
 
@@ -42,7 +43,8 @@ def report(
     """Write an offline HTML report (figures inline; PNG, SVG and CSV beside it)."""
     path, note = output_path(output, force)
     for source in results:  # a missing or foreign input is refused before anything is written
-        read_hebench_records(source)
+        if skipped := read_hebench_records(source).skipped_note(results_file(source)):
+            err_console.print(f"[yellow]note:[/] {escape(skipped)}", highlight=False)
     from hebench.report.build import build_report
 
     path = build_report(results, path)

@@ -24,6 +24,7 @@ from hebench.cli.common import (
 )
 from hebench.cli.show import print_run_view, run_view
 from hebench.config import Suite, load_suite
+from hebench.config.catalog import resolve_suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder, unused_name
 
@@ -147,7 +148,9 @@ def rough_duration(seconds: float) -> str:
 
 @handle_run_errors
 def run(
-    suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
+    suite_file: Path = typer.Argument(
+        ..., metavar="SUITE", help="suite YAML file, or a shipped suite's name (hebench suites lists them): quickstart"
+    ),
     out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>-<date-time>)"),
     set_: list[str] = typer.Option(
         [],
@@ -173,7 +176,7 @@ def run(
     ),
 ) -> None:
     """Run every configuration of a suite with the same data, seed and initial model."""
-    suite = load_suite(suite_file, set_)
+    suite = load_suite(resolve_suite(suite_file), set_)
     if check:
         _check(suite, suite_file, fmt)
         return

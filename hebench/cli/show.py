@@ -8,11 +8,12 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from hebench.analysis.load_flags import load_notes
 from hebench.analysis.score_notes import vifp_note
 from hebench.analysis.summary import SummaryRow, summarize_run
-from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.cli.common import OutputFormat, console, err_console, handle_errors, print_json
 from hebench.links.outcomes import on_their_links
 from hebench.results.calibration import read_calibration
 from hebench.results.reader import read_hebench_records
@@ -31,6 +32,7 @@ class RunView:
     attacks: list[dict[str, Any]]
     attack_records: tuple[AttackSummaryRecord, ...] = ()
     records: tuple[Record, ...] = ()
+    skipped: str | None = None  # how many lines of the file could not be read, and why
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,7 +61,8 @@ def _failure(records: list[Record]) -> str | None:
 def run_view(path: Path) -> RunView:
     """Read a run folder (or its results file) into its summary rows, notes and attack summaries."""
     file = results_file(path)
-    records, on_links = on_their_links(read_hebench_records(file).records)  # round walls on the links, as the report
+    read = read_hebench_records(file)
+    records, on_links = on_their_links(read.records)  # round walls on the links, as the report
     run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
     suite_offload = (run.suite.get("offload") or {}) if run else {}
     calibration = read_calibration(suite_offload.get("calibration"), RunFolder.of(file))
@@ -72,7 +75,8 @@ def run_view(path: Path) -> RunView:
         *([failure] if failure else []),
     ]
     attack_records = tuple(r for r in records if isinstance(r, AttackSummaryRecord))
-    return RunView(file, run, rows, notes, [r.to_json() for r in attack_records], attack_records, tuple(records))
+    attacks = [r.to_json() for r in attack_records]
+    return RunView(file, run, rows, notes, attacks, attack_records, tuple(records), read.skipped_note(file))
 
 
 def print_run_view(out: Console, view: RunView) -> None:
@@ -107,6 +111,8 @@ def show(
 ) -> None:
     """Print a finished run's summary tables again, from its records alone."""
     view = run_view(run_dir)
+    if view.skipped:  # on stderr: JSON on stdout stays JSON
+        err_console.print(f"[yellow]note:[/] {escape(view.skipped)}", highlight=False)
     if fmt is OutputFormat.json:
         print_json(view.to_json())
         return

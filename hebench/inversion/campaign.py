@@ -21,7 +21,7 @@ from hebench.protections.threats import Adversary, Conduit, NotDefined, Obtains,
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
-from hebench.results.run_folder import safe_label
+from hebench.results.run_folder import results_file, safe_label
 
 # Which published setting each attacker corresponds to (shown beside the figures).
 ATTACKER_NOTES = {
@@ -197,7 +197,8 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
     ``configuration`` records) and, where the run attacked already, a check that each rebuilt plan has the view
     and encrypted ratio its ``attack_summary`` recorded. ``overrides`` (``privacy.*=…``) change how to attack,
     never what was seen."""
-    records = read_hebench_records(path).records
+    read = read_hebench_records(path)
+    records = read.records
     run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
     if run is None:
         raise ParameterError(
@@ -211,7 +212,7 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
     suite = parse_suite(raw, f"{path} (recorded suite)", list(overrides))
     ran = [c.config for c in records if isinstance(c, ConfigurationRecord)]
     plans = plans_for(suite, dry_run, configurations=set(ran))
-    notes = []
+    notes = [skipped] if (skipped := read.skipped_note(results_file(path))) else []
     if default_privacy:
         notes.append("the run had no privacy section: its configurations' views are attacked with the defaults")
     missing = [c.label for c in suite.configurations if c.label not in ran and c.tee is None]
