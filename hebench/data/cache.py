@@ -12,6 +12,7 @@ from hebench.errors import DatasetError
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CARDS = PROJECT_ROOT / "datasets"
 FEMNIST_SAMPLE = CARDS / "femnist-sample" / "fedlab"  # 5 real writers, LEAF JSON (see its SOURCE.md)
+SHAKESPEARE_SAMPLE = CARDS / "shakespeare-sample" / "roles.json"  # 20 roles of tiny shakespeare (its SOURCE.md)
 
 
 def cache_dir() -> Path:
@@ -39,3 +40,13 @@ def femnist_sample() -> Path:
             "run hebench from its source checkout (the sample ships in datasets/femnist-sample), or set data.path",
         )
     return FEMNIST_SAMPLE
+
+
+def shakespeare_sample() -> Path:
+    """The Shakespeare sample shipped in ``datasets/shakespeare-sample`` (20 roles, role JSON)."""
+    if not SHAKESPEARE_SAMPLE.is_file():
+        raise DatasetError(
+            f"the Shakespeare sample is not at {SHAKESPEARE_SAMPLE}",
+            "run hebench from its source checkout (the sample ships in datasets/shakespeare-sample), or pass a path",
+        )
+    return SHAKESPEARE_SAMPLE
