@@ -12,6 +12,7 @@ from hebench.errors import DatasetError
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the source checkout, where hebench runs from one
 CARDS = Path(__file__).parent / "datasets"  # package data: the checkout's datasets/ (a link to it there)
 FEMNIST_SAMPLE = CARDS / "femnist-sample" / "fedlab"  # 5 real writers, LEAF JSON (see its SOURCE.md)
+SHAKESPEARE_SAMPLE = CARDS / "shakespeare-sample" / "roles.json"  # 20 roles of tiny shakespeare (its SOURCE.md)
 
 
 def cache_dir() -> Path:
@@ -42,3 +43,13 @@ def femnist_sample() -> Path:
             "reinstall hebench (the sample is package data, from datasets/femnist-sample), or set data.path",
         )
     return FEMNIST_SAMPLE
+
+
+def shakespeare_sample() -> Path:
+    """The Shakespeare sample shipped in ``datasets/shakespeare-sample`` (20 roles, role JSON)."""
+    if not SHAKESPEARE_SAMPLE.is_file():
+        raise DatasetError(
+            f"the Shakespeare sample is not at {SHAKESPEARE_SAMPLE}",
+            "reinstall hebench (the sample is package data, from datasets/shakespeare-sample), or pass a path",
+        )
+    return SHAKESPEARE_SAMPLE
