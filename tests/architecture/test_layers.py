@@ -36,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[2] / "hebench"
 # lowest first; a module may import its own layer and the layers below
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "statistics"}),  # typed errors; pure statistics (numpy only)
-    frozenset({"protections.spec", "crypto", "measure", "models"}),  # what config reads; adapters; meters; models
+    frozenset({"protections.spec", "crypto", "measure"}),  # what config reads; adapters; meters
     frozenset({"config"}),  # the suite schema
-    frozenset({"data", "results", "links", "faults"}),  # datasets, records, link plans, fault draws: read config
+    frozenset({"data", "models", "results", "links", "faults"}),  # datasets, models (a pretrained base has its
+    # tokenizer), records, link plans, fault draws: read config
     frozenset({"net"}),  # transport, TLS, admission, shaping
     frozenset({"protections.modifiers"}),  # selective/, dp/: applied to any mode's update by the FedAvg core
     frozenset({"fl"}),  # the FedAvg core: parties, keys, streams, running sum
