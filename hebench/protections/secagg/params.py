@@ -109,6 +109,7 @@ class SecAggParams(ModeParams):
         bits = SEED_BITS[self.prg]
         return {
             "protocol": "secagg+",
+            "model": self.model,
             "prg": self.prg,
             "mask_seed_bits": bits,
             "neighbours": k,
