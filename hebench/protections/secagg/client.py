@@ -39,6 +39,7 @@ import base64
 import os
 
 import numpy as np
+from cryptography.fernet import InvalidToken
 from cryptography.hazmat.primitives.asymmetric import ec
 from flwr.common.secure_aggregation.crypto.shamir import create_shares
 from flwr.common.secure_aggregation.crypto.symmetric_encryption import decrypt, encrypt, generate_shared_key
@@ -155,7 +156,15 @@ class SecAggClientRound:
                 j = int(j)
                 if j not in self.pk_share:
                     raise PartyError(f"secagg: client {self.index} got shares from non-neighbour {j}", "relay bug")
-                plain = self._unseal(j, decrypt(generate_shared_key(self.share_key, self.pk_share[j]), blob))
+                try:
+                    opened = decrypt(generate_shared_key(self.share_key, self.pk_share[j]), blob)
+                except InvalidToken:
+                    raise PartyError(
+                        f"secagg: client {self.index} got a share from {j} that its pairwise key does not open "
+                        "(forged, or from another round); refused",
+                        UNTRUSTED,
+                    ) from None
+                plain = self._unseal(j, opened)
                 src, dst, seed_share, key_share = share_keys_plaintext_separate(plain)
                 if (src, dst) != (j, self.index):
                     raise PartyError(f"secagg: a share from {j} is addressed {src}->{dst}", "the relay swapped shares")

@@ -271,15 +271,16 @@ class SecAggServer:
         with self.meter.phase(Stage.UNMASK):
             reveal = {}
             if self.active:  # each signer gets every signature, and decides itself what to reveal
-                signers = sorted(self.signatures)
+                told = sorted(self.signatures)
                 request = Message(
                     MessageKind.SA_UNMASK,
-                    {Key.SURVIVORS: self.survivors, Key.SIGNERS: signers},
-                    tuple(self.signatures[i] for i in signers),
+                    {Key.SURVIVORS: self.survivors, Key.SIGNERS: told},
+                    tuple(self.signatures[i] for i in told),
                 )
             else:
+                told = self.survivors
                 request = Message(MessageKind.SA_UNMASK, {Key.SURVIVORS: self.survivors, Key.DROPPED: self.dropped})
-            asked = [i for i in (signers if self.active else self.survivors) if self._send(i, request)]
+            asked = [i for i in told if self._send(i, request)]
             for i in asked:
                 msg = self._recv(i)
                 if msg is None:  # lost after its masked upload: its input counts, its shares do not come

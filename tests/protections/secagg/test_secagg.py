@@ -334,3 +334,25 @@ def test_the_active_model_keeps_more_than_half_the_round_and_t_at_every_stage():
                 "configurations": [{"mode": "secagg", "params": {"num_shares": 5, "reconstruction_threshold": 3}}],
             }
         )
+
+
+def test_a_share_its_pairwise_key_does_not_open_is_refused_by_name():
+    """A share forged, or replayed from another round (whose keys were others), is a PartyError, not a crash."""
+
+    class Fake:
+        def __init__(self, *msgs):
+            self.msgs, self.sent = list(msgs), []
+
+        def recv(self, kind):
+            return self.msgs.pop(0)
+
+        def send(self, msg):
+            self.sent.append(msg)
+
+    keys = [public_bytes(ec.generate_private_key(CURVE)) for _ in range(4)]
+    told = Message("sa_neighbours", {"weight": 0.5, "neighbours": [1, 2]}, tuple(keys))
+    inbox = Message("sa_inbox", {"from": [1]}, (b"gAAAAA" + b"x" * 80,))
+    c = SecAggClientRound(0, Fake(told, inbox), HBC, PhaseMeter())  # type: ignore[arg-type]
+    c.share_key, c.mask_key = ec.generate_private_key(CURVE), ec.generate_private_key(CURVE)
+    with pytest.raises(PartyError, match="a share from 1 that its pairwise key does not open"):
+        c.share_keys()
