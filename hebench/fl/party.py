@@ -17,6 +17,7 @@ import numpy as np
 
 from hebench.config import Configuration, Suite
 from hebench.errors import HebenchError
+from hebench.fl.roster import ClientIdentity
 from hebench.net.certs import TLSFiles, party_tls
 from hebench.results.run_folder import RunFolder
 
@@ -82,6 +83,7 @@ class PartyContext:
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
     worker: str | None = None  # the pool worker process hosting this client as a thread (None: its own process)
     tls: str | None = None  # transport: tls: the run's party certificates (None: authenticated TCP)
+    identity: ClientIdentity | None = None  # a client's signing key and every client's verification key (roster)
 
     @property
     def timeout_s(self) -> float:

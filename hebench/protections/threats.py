@@ -31,6 +31,11 @@ class Strategy(Enum):
     MODEL_INCONSISTENCY = "model-inconsistency"  # non-victims get a model whose update is zero (Pasquini et al.)
     TRAP_WEIGHTS = "trap-weights"  # an imprint block at the model's input (Robbing the Fed)
     DROPOUT_LIE = "dropout-lie"  # calls a client survivor to some neighbours and dropped to others
+    # secagg's neighbour graph and uploads (hebench.protections.secagg.adversary)
+    WITHHOLD_NEIGHBOURS = "withhold-neighbours"  # an empty or short neighbour list, or the neighbours' shares kept
+    FORGE_NEIGHBOURS = "forge-neighbours"  # neighbours whose keys the aggregator made itself (sybils)
+    SPLIT_GRAPH = "split-graph"  # the clients told different member sets: a graph in parts
+    REPLAY = "replay"  # masked uploads counted twice, re-ordered, or replayed from an earlier round
 
 
 class Obtains(Enum):

@@ -23,7 +23,7 @@ def _defined(path: Path, name: str) -> bool:
 
 @pytest.mark.parametrize("mode", mode_names())
 def test_every_rules_evidence_names_a_test_or_function_that_exists(mode):
-    for rule in get_mode(mode).threats:
+    for rule in get_mode(mode).every_rule:  # every variant's (secagg: active and honest-but-curious)
         path, _, name = rule.evidence.partition("::")
         assert (ROOT / path).is_file(), rule.evidence
         assert _defined(ROOT / path, name), rule.evidence
@@ -51,7 +51,8 @@ def test_each_built_in_mode_defines_the_common_adversaries():
         ("offload", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
         ("secagg", Adversary.COLLUDING_CLIENTS, 2, None, False, Obtains.VICTIM),
         ("secagg", Adversary.MALICIOUS, 0, Strategy.MODEL_INCONSISTENCY, False, Obtains.VICTIM),
-        ("secagg", Adversary.MALICIOUS, 0, Strategy.DROPOUT_LIE, False, Obtains.NOTHING),
+        ("secagg", Adversary.MALICIOUS, 0, Strategy.DROPOUT_LIE, False, Obtains.SUM),  # active: one view unmasks
+        ("secagg", Adversary.MALICIOUS, 0, Strategy.WITHHOLD_NEIGHBOURS, False, Obtains.NOTHING),
         ("secret-sharing", Adversary.SHARE_HOLDERS, 2, None, False, Obtains.NOTHING),
         ("secret-sharing", Adversary.SHARE_HOLDERS, 3, None, False, Obtains.EVERY_UPDATE),
         ("host-he", Adversary.OBSERVER, 0, None, False, Obtains.EVERY_UPDATE),
@@ -62,6 +63,27 @@ def test_each_built_in_mode_defines_the_common_adversaries():
 def test_rules_resolve_to_what_each_adversary_obtains(mode, adversary, k, strategy, tls, obtains):
     got = get_mode(mode).outcome(adversary, k=k, strategy=strategy, tls=tls, clients=3, holders=3)
     assert got.obtains is obtains
+
+
+def test_a_variant_of_a_mode_resolves_by_its_own_rules():
+    from hebench.protections.secagg.params import SecAggParams
+
+    secagg = get_mode("secagg")
+    hbc = SecAggParams(model="honest-but-curious")
+    for strategy in (Strategy.DROPOUT_LIE, Strategy.WITHHOLD_NEIGHBOURS, Strategy.SPLIT_GRAPH):
+        assert secagg.outcome(Adversary.MALICIOUS, strategy=strategy, params=hbc).obtains is Obtains.VICTIM
+        assert secagg.outcome(Adversary.MALICIOUS, strategy=strategy, params=SecAggParams()).obtains is not (
+            Obtains.VICTIM
+        )
+    suite = parse_suite(
+        {
+            **SUITE,
+            "configurations": [{"mode": "secagg"}, {"mode": "secagg", "params": {"model": "honest-but-curious"}}],
+            "privacy": {"threats": [{"adversary": "malicious-aggregator", "strategy": "withhold-neighbours"}]},
+        }
+    )
+    active, honest = (t.outcome(c, 3) for t in suite.privacy.threats for c in suite.configurations)
+    assert (active.obtains, honest.obtains) == (Obtains.NOTHING, Obtains.VICTIM)
 
 
 def test_colluders_subtract_themselves_from_a_sum():

@@ -24,6 +24,7 @@ from hebench.fl.aggregator import run_aggregator
 from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import Credentials, PartyContext, Wiring, party_main
+from hebench.fl.roster import make_identities
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
 from hebench.net.shaping.scope import run_bound
@@ -128,13 +129,20 @@ class LocalRuntime:
             holders = config.spec.key_holders
             key_authority = ka["key_holder"] if holders in (KeyHolders.CLIENTS, KeyHolders.DECRYPTOR) else None
             client_creds = creds.only(*ROLE_DOORS[holders])
+            identities = make_identities(len(run.data.clients))  # the trusted set-up's signing keys and roster
 
             def client(i: int, worker: str | None = None) -> PartyContext:
                 """Client i's context; only the evaluating client 0 holds the test set."""
                 test = (run.data.test_x, run.data.test_y) if i == 0 else None
                 shard = run.data.clients[i]
                 return dataclasses.replace(
-                    base, client_index=i, data=shard, test=test, credentials=client_creds, worker=worker
+                    base,
+                    client_index=i,
+                    data=shard,
+                    test=test,
+                    credentials=client_creds,
+                    worker=worker,
+                    identity=identities[i],
                 )
 
             def wiring(i: int) -> Wiring:
