@@ -9,7 +9,7 @@ victim's real ciphertext with the key set that client received from the key auth
 
 from __future__ import annotations
 
-from hebench.protections.raw.adversary import clients_of, configuration, in_model_units, play, victims_mean
+from hebench.protections.raw.adversary import clients_of, configuration, in_model_units, lying, victims_mean
 from hebench.protections.raw.live_round import run_round
 from hebench.protections.red_team import Seen, Target
 from hebench.protections.threats import Adversary
@@ -25,7 +25,7 @@ def red_team_view(target: Target) -> Seen:
     live = run_round(
         configuration(target),
         target.clients,
-        play(dict(enumerate(target.models)), target.encrypted),
+        lying(target),
         clients_of(target),
         colluders=() if colluder is None else (colluder,),
     )
@@ -39,11 +39,11 @@ def red_team_view(target: Target) -> Seen:
         in_model_units(
             played.liar.read(played.uploads[i], target.encrypted, keys),
             live.config,
-            live.held_at(i, 1, target.models[i]),
+            live.held_at(i, played.round, target.models[0]),
             target.sizes,
         )
         for i in range(target.victims)
     ]
     if reads and reads[0].values is None and target.encrypted is None:
-        return Seen(None, notes=("every upload is ciphertext under a key the aggregator does not hold",))
-    return victims_mean(reads)
+        return Seen(None, notes=(*played.notes, "every upload is ciphertext under a key the aggregator does not hold"))
+    return victims_mean(reads, played.notes)

@@ -52,12 +52,14 @@ class Read:
 
 @dataclass
 class Played:
-    """A lying round's result: the aggregator (to read with), each client's upload of the round it read, and the
-    models it handed out."""
+    """A lying round's result: the aggregator (to read with), the round it read, each client's upload of that round,
+    and the models it handed out first (empty: it handed none, the clients kept the run's initial model)."""
 
     liar: LyingAggregator
+    round: int
     uploads: dict[int, Upload] = field(default_factory=dict)
     handed: dict[int, np.ndarray] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 class LyingAggregator:
@@ -71,17 +73,21 @@ class LyingAggregator:
 
     def hand(self, r: int, models: Mapping[int, np.ndarray], encrypted: np.ndarray | None = None) -> None:
         """Round ``r``'s "aggregate", each client its own: the model this aggregator wants it to hold (encrypted
-        under the public set where the mode encrypts; a selective mask's plaintext part in the clear)."""
+        under the public set where the mode encrypts; a selective mask's plaintext part in the clear). Every
+        message is built before any is sent: a public set that cannot encrypt raises ``CiphertextError`` first."""
         chunk = values_per_chunk(self.public, self.aggregation.ctx.suite.runtime.chunk_values)
         limit = ValueRange.of(self.aggregation.ctx.config)
-        for i, ch in self.channels.items():
+        messages = {}
+        for i in self.channels:
             secret, clear = split(np.asarray(models[i], dtype=np.float32), encrypted)
             if limit is not None:  # a compact adapter carries no value beyond its range: the nearest model it does
                 secret = np.clip(secret, -limit.clip, limit.clip)
             blobs = [self.public.serialize(self.public.encrypt(c)) for c in chunks_of([secret], chunk)]
             plain = [PLAIN.serialize(PLAIN.encrypt(clear))] if encrypted is not None else []
             meta = {"round": r, "epoch": self.epoch, "weights": {}, "plain_parts": len(plain)}
-            ch.send(Message(MessageKind.AGGREGATE, meta, (*blobs, *plain)))
+            messages[i] = Message(MessageKind.AGGREGATE, meta, (*blobs, *plain))
+        for i, ch in self.channels.items():
+            ch.send(messages[i])
         for ch in self.channels.values():
             ch.recv(MessageKind.ACK)
 
@@ -95,6 +101,16 @@ class LyingAggregator:
             cipher, plain = parts_of(parts, int(meta.get("plain_parts", 0)))
             uploads[i] = Upload(meta, cipher, plain)
         return uploads
+
+    def hand_back(self, r: int, uploads: Mapping[int, Upload]) -> None:
+        """Round ``r``'s aggregate, each client its own upload back (any ciphertext it received will do: no key is
+        needed), so that the clients finish the round as hebench's do."""
+        for i, ch in self.channels.items():
+            upload = uploads[i]
+            meta = {"round": r, "epoch": self.epoch, "weights": {}, "plain_parts": len(upload.plain)}
+            ch.send(Message(MessageKind.AGGREGATE, meta, (*upload.cipher, *upload.plain)))
+        for ch in self.channels.values():
+            ch.recv(MessageKind.ACK)
 
     def read(self, upload: Upload, encrypted: np.ndarray | None = None, key_set: HEAdapter | None = None) -> Read:
         """What this aggregator reads of ``upload``: its ciphertext with ``key_set`` (its own public set when
@@ -129,16 +145,26 @@ def read_upload(upload: Upload, keys: HEAdapter, encrypted: np.ndarray | None = 
     return Read(join(secret.astype(np.float32), clear, encrypted))
 
 
-def play(models: Mapping[int, np.ndarray], encrypted: np.ndarray | None = None) -> Callable[[Aggregation], Played]:
-    """The lying rounds: round 0 hands each client its model, round 1 reads every upload apart (then hands each
-    client its own model back, so that the clients finish the round as hebench's do)."""
+def play(
+    models: Mapping[int, np.ndarray], encrypted: np.ndarray | None = None, hand_first: bool = True
+) -> Callable[[Aggregation], Played]:
+    """The lying rounds: (with ``hand_first``) round 0 hands each client the model ``models`` gives it, then a round
+    reads every upload apart (and hands each client its own upload back as the aggregate). Where the mode's public
+    set cannot encrypt (a compact adapter sized for symmetric encryption), no model can be handed out: the clients
+    keep the one they hold, and the result says so."""
 
     def serve(aggregation: Aggregation) -> Played:
         liar = LyingAggregator(aggregation)
-        liar.hand(0, models, encrypted)
-        uploads = liar.train(1)
-        liar.hand(1, models, encrypted)
-        return Played(liar, uploads, dict(models))
+        r, handed, notes = 0, {}, ()
+        if hand_first:
+            try:
+                liar.hand(0, models, encrypted)
+                r, handed = 1, dict(models)
+            except CiphertextError as err:  # raised before anything was sent
+                notes = (f"could not hand out a model: {err.problem}",)
+        uploads = liar.train(r)
+        liar.hand_back(r, uploads)
+        return Played(liar, r, uploads, handed, notes)
 
     return serve
 
@@ -150,23 +176,30 @@ def configuration(target: Target) -> dict:
 
 
 def clients_of(target: Target) -> Callable:
-    """Each client's model side: it trains as the target says, and encrypts as the target's mask says."""
-    return lambda ctx: HeldModel(ctx.client_index, target.sizes, target.train, target.encrypted)
+    """Each client's model side: it holds the honest global model (the victim's), trains as the target says, and
+    encrypts as the target's mask says."""
+    return lambda ctx: HeldModel(ctx.client_index, target.sizes, target.train, target.encrypted, target.models[0])
 
 
-def victims_mean(reads: list[Read]) -> Seen:
+def lying(target: Target) -> Callable[[Aggregation], Played]:
+    """The rounds the target's aggregator plays: a malicious one first hands each client its model; an honest one
+    reads the round the clients train from the global model they hold."""
+    return play(dict(enumerate(target.models)), target.encrypted, hand_first=target.strategy is not None)
+
+
+def victims_mean(reads: list[Read], notes: tuple[str, ...] = ()) -> Seen:
     """The FedAvg of the victims' uploads as read (nothing if any of them was not read)."""
     if not reads or any(r.values is None for r in reads):
-        return Seen(None)
+        return Seen(None, notes=notes)
     mean = np.mean([r.values for r in reads], axis=0).astype(np.float32)  # type: ignore[misc]
-    return Seen(mean, reads[0].visible)
+    return Seen(mean, reads[0].visible, notes=notes)
 
 
 def red_team_view(target: Target) -> Seen:
     """raw: the lying aggregator hands each client the target's model and reads every upload in plaintext; colluding
     clients add nothing it lacks. (The observer's view is :func:`hebench.protections.tls.adversary.observer_view`.)"""
-    live = run_round(configuration(target), target.clients, play(dict(enumerate(target.models))), clients_of(target))
+    live = run_round(configuration(target), target.clients, lying(target), clients_of(target))
     if live.served is None:
         return Seen(None, detected=live.server_error or next(iter(live.refusals.values()), None))
     played = live.served
-    return victims_mean([played.liar.read(played.uploads[i]) for i in range(target.victims)])
+    return victims_mean([played.liar.read(played.uploads[i]) for i in range(target.victims)], played.notes)

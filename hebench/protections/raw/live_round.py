@@ -52,8 +52,9 @@ DIRECT = "hebench.fl.link:direct_link"  # the modes whose clients talk to the ag
 
 class HeldModel:
     """A client's model side whose training is ``train(i, held)``: the model it holds (the last aggregate it
-    opened, zeros before) in, its upload out. It plays :class:`~hebench.fl.local_model.LocalModel`'s part for
-    :class:`~hebench.fl.client.Client`; its selective mask (``encrypted``) is known up front."""
+    opened; before any, the run's ``initial`` global model, zeros if none is given) in, its upload out. It plays
+    :class:`~hebench.fl.local_model.LocalModel`'s part for :class:`~hebench.fl.client.Client`; its selective mask
+    (``encrypted``) is known up front."""
 
     def __init__(
         self,
@@ -61,10 +62,13 @@ class HeldModel:
         sizes: tuple[int, ...],
         train: Callable[[int, np.ndarray], np.ndarray],
         encrypted: np.ndarray | None = None,
+        initial: np.ndarray | None = None,
     ) -> None:
         self.index, self.fn, self.encrypted = index, train, encrypted
         self.model = nn.Module()
         self.model.parts = nn.ParameterList([nn.Parameter(torch.zeros(n)) for n in sizes])
+        if initial is not None:
+            load_vector(self.model, np.asarray(initial, dtype=np.float32))
         self.samples = 1
         self.held: list[np.ndarray] = []  # every model this client was handed, in order
 

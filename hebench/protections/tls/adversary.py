@@ -24,7 +24,7 @@ from hebench.protections.raw.adversary import (
     clients_of,
     configuration,
     in_model_units,
-    play,
+    lying,
     read_upload,
     victims_mean,
 )
@@ -87,15 +87,20 @@ def observer_view(target: Target) -> Seen:
     live = run_round(
         configuration(target),
         target.clients,
-        play(dict(enumerate(target.models)), target.encrypted),
+        lying(target),
         clients_of(target),
         tapped=victims,
     )
+    if live.served is None:
+        return Seen(None, detected=live.server_error or next(iter(live.refusals.values()), None))
+    played = live.served
     wires = [decode_wires(live.taps[i]) for i in victims]
     if all(w.tls_only for w in wires):
         return Seen(None, notes=(f"{sum(w.seen for w in wires)} bytes of TLS records, nothing else",))
     reads = [
-        in_model_units(observe(w, target.encrypted), live.config, live.held_at(i, 1, target.models[i]), target.sizes)
+        in_model_units(
+            observe(w, target.encrypted), live.config, live.held_at(i, played.round, target.models[0]), target.sizes
+        )
         for i, w in zip(victims, wires, strict=True)
     ]
     return victims_mean(reads)
