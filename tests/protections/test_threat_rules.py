@@ -211,3 +211,13 @@ def test_modes_without_a_flower_cipher_are_refused_on_flower_before_any_work(tmp
         assert "local runtime" in err.value.fix
     assert _runner(Engine.hebench, None, suite, tmp_path, None) is not None  # control: the local runtime runs them
     assert not any(tmp_path.iterdir())
+
+
+def test_docs_threats_md_holds_the_table_the_rules_generate():
+    from hebench.cli.render.threat_rules import with_table
+
+    doc = (ROOT / "docs" / "threats.md").read_text()
+    assert doc == with_table(doc), (
+        "docs/threats.md's threat table differs from the rules: run `python -m hebench.cli.render.threat_rules "
+        "docs/threats.md`"
+    )
