@@ -331,7 +331,13 @@ def check_malicious_models(plans: list[AttackPlan]) -> None:
     from hebench.inversion.evaluate import init_model
     from hebench.inversion.views.inconsistency import dead_model
 
-    for model, data, seed in {(p.model, p.data, p.seed) for p in plans if p.conduit == "secagg-inconsistency"}:
+    crafted = {
+        (p.model, p.data, p.seed)
+        for p in plans
+        if p.conduit == Conduit.SECAGG_INCONSISTENCY
+        or (p.conduit == Conduit.RED_TEAM and p.strategy == Strategy.MODEL_INCONSISTENCY.value)
+    }
+    for model, data, seed in crafted:
         shape = load_federated(data, seed).input_shape
         dead_model(init_model(model, shape, 10, seed), torch.rand(2, *shape))
 

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from hebench.config import Configuration, parse_suite
+from hebench.config import Configuration, Suite, parse_suite
 from hebench.crypto import HEAdapter
 from hebench.errors import ParameterError, PartyError
 from hebench.fl.cipher import KeyHolderCipher
@@ -210,7 +210,17 @@ def run_round(
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(suite, config, clients, serve, local, tapped, colluders, shape, folder) -> LiveRound:
+def _run(
+    suite: Suite,
+    config: Configuration,
+    clients: int,
+    serve: Callable[[Aggregation], T],
+    local: Callable[[PartyContext], Any],
+    tapped: set[int],
+    colluders: set[int],
+    shape: tuple[tuple[int, int, int], int],
+    folder: Path,
+) -> LiveRound[T]:
     spec = config.spec
     tls = None
     if config.transport == "tls":
