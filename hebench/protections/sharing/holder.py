@@ -4,7 +4,10 @@ Aggregator 0 is the round's coordinator (the ordinary aggregator process: it tel
 train, collects their first shares and acknowledgements); aggregators 1..K-1 are share holders,
 each its own process that knows the round's participants from the suite's seed (as the coordinator
 does). No aggregator sees more than its own shares: the clients rebuild the sum (Prio's servers
-publish their accumulators; here they publish them to the clients only).
+publish their accumulators; here they publish them to the clients only). A share holder's door admits
+the clients only, each by its own key there (or its certificate): a client is the one its key proves,
+never the one its hello names, so aggregator 0 (whose keys open no holder's door) cannot take client
+slots at a holder and collect its "sum" of one victim's share (N4 of issue #36).
 
 Shares stream in chunk by chunk and are added into one running sum as they arrive; each sum streams back to
 every client in chunks (the coordinator's as ``aggregate_chunk``, a holder's as ``share_sum_chunk``
@@ -32,9 +35,10 @@ from hebench.fl.aggregator import Aggregator, Collected, selected_clients
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
+from hebench.fl.peers import admit_parties, proven_client
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams, spans
 from hebench.net.messages import MessageKind
-from hebench.net.transport import Channel, Message, accept, listen
+from hebench.net.transport import Channel, Message, listen
 from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import check_headroom
 from hebench.results.records import PartyRoundRecord, PartySetupRecord
@@ -114,19 +118,17 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
     """Process entry of aggregator k >= 1 (its index arrives first on ``control``)."""
     index = int(control.recv())
     role = f"aggregator-{index}"
-    creds = ctx.credentials
-    assert creds.aggregator is not None
     meter = PhaseMeter()
     with meter.phase("connect"):
-        door = listen(creds.aggregator, tls=ctx.tls_for(role))  # transport: tls covers the shares too
+        door = listen(ctx.credentials.door(role), tls=ctx.tls_for(role))  # transport: tls covers the shares too
         control.send(door.address)
+        arrived = admit_parties(door, ctx.suite.data.clients, ctx.timeout_s, f"{role}'s door", proven_client)
         channels: dict[int, Channel] = {}
-        for _ in range(ctx.suite.data.clients):
-            ch = accept(door, "a client", ctx.timeout_s, None)
-            client = int(ch.recv(MessageKind.HELLO).meta["client"])
+        for client, arrival in sorted(arrived.items(), key=lambda item: int(item[0])):
+            ch = arrival.channel
             ch.peer = f"client {client}"
             ch.record_to(ctx.transcript(f"{role}-from-client-{client}"))
-            channels[client] = ch
+            channels[int(client)] = ch
         door.close()
     records.put(PartySetupRecord(config=ctx.config.label, role=role, **meter.measured()))
     suite = ctx.suite

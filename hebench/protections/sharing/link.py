@@ -16,7 +16,7 @@ import numpy as np
 from hebench.errors import PartyError
 from hebench.fl.link import DirectLink, Link, Opened, direct_link
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.party import PartyContext, Wiring, client_party
 from hebench.fl.ring_stream import spans
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
@@ -138,19 +138,21 @@ def share_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMete
             "run it on the local runtime (hebench run without --engine flower)",
         )
     base = direct_link(ctx, wiring, samples, meter)
-    assert isinstance(base, DirectLink) and ctx.credentials.aggregator is not None
+    assert isinstance(base, DirectLink)
     holders = []
     with meter.phase("connect"):
-        tls = ctx.tls_for(f"client-{ctx.client_index}")  # transport: tls covers the shares too
+        party = client_party(ctx.client_index)
+        tls = ctx.tls_for(party)  # transport: tls covers the shares too
         for k, address in enumerate(wiring.helpers, start=1):
             ch = connect(
                 address,
-                ctx.credentials.aggregator,
+                ctx.credentials.key(f"aggregator-{k}"),  # this client's own key at holder k's door
                 f"aggregator {k}",
                 ctx.timeout_s,
                 tls=tls,
                 server=f"aggregator-{k}",
                 retry_s=ctx.suite.measure.setup_timeout_s,
+                party=party,
             )
             ch.send(Message(MessageKind.HELLO, {"role": "client", "client": ctx.client_index}))
             holders.append(ch)
