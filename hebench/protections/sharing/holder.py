@@ -13,6 +13,11 @@ Shares stream in chunk by chunk and are added into one running sum as they arriv
 every client in chunks (the coordinator's as ``aggregate_chunk``, a holder's as ``share_sum_chunk``
 {round, aggregator, offset, values}, then ``share_sum``): :mod:`hebench.fl.ring_stream`.
 
+Before it sums round r + 1, a holder reads from every client the digest of the coordinator's sum of round r as
+that client received it, and refuses the round unless all agree (:func:`check_same_sums`): a coordinator that hands
+some clients a sum of its own making (model inconsistency: a dead model for all but a victim, whose next update
+a colluding client would then read alone) is caught before any further sum is published.
+
 A client whose connection closes (its process died) is a dropout: each aggregator leaves it out of its sum
 and out of the rest of the run. Each sum names the clients whose whole shares it holds (``summed``; a
 holder's also ``spoiled_by``: a client lost mid-stream, part of whose share is in it): the clients rebuild
@@ -30,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto.base import HEAdapter
-from hebench.errors import PeerClosedError
+from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.aggregator import Aggregator, Collected, selected_clients
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.meter import PhaseMeter
@@ -114,6 +119,35 @@ def send_share_sum(
     return lost
 
 
+def check_same_sums(channels: dict[int, Channel], r: int, meter: PhaseMeter, tolerate_loss: bool) -> set[int]:
+    """Read each client's digest of the coordinator's sum of round ``r``; PartyError unless every client saw the same
+    sum. Returns the clients lost meanwhile (with ``tolerate_loss``: a closed connection is a dropout)."""
+    seen: dict[str, list[int]] = {}
+    lost: set[int] = set()
+    for i, channel in channels.items():
+        try:
+            with meter.phase("receive"):
+                msg = channel.recv(MessageKind.SUM_DIGEST)
+        except PeerClosedError:
+            if not tolerate_loss:
+                raise
+            lost.add(i)
+            continue
+        if int(msg.meta.get("round", -2)) != r:
+            raise PartyError(
+                f"{channel.peer} sent the digest of round {msg.meta.get('round')}, not {r}", "same hebench?"
+            )
+        seen.setdefault(str(msg.meta.get("digest")), []).append(i)
+    if len(seen) > 1:
+        groups = "; ".join(f"clients {sorted(clients)}" for clients in sorted(seen.values()))
+        raise PartyError(
+            f"secret-sharing: the coordinator handed clients different sums in round {r} ({groups} each saw one): "
+            "model inconsistency, refused before another round is summed",
+            "aggregator 0 deviates from the protocol: stop trusting it",
+        )
+    return lost
+
+
 def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> None:
     """Process entry of aggregator k >= 1 (its index arrives first on ``control``)."""
     index = int(control.recv())
@@ -131,10 +165,22 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
             channels[int(client)] = ch
         door.close()
     records.put(PartySetupRecord(config=ctx.config.label, role=role, **meter.measured()))
+    try:
+        _serve_rounds(ctx, index, channels, meter, records)
+    finally:  # a refusal (or any failure) hangs up on every client at once
+        for ch in channels.values():
+            ch.close()
+
+
+def _serve_rounds(ctx: PartyContext, index: int, channels: dict[int, Channel], meter: PhaseMeter, records: Any) -> None:
+    role = f"aggregator-{index}"
     suite = ctx.suite
     tolerant = suite.faults_tolerated(ctx.config)  # a client's closed connection is its dropout
     for r in range(ctx.start_round, suite.training.rounds):
         started = time.perf_counter()
+        if r > ctx.start_round:  # every client saw the same coordinator sum last round, or no more sums
+            for i in check_same_sums(channels, r - 1, meter, tolerant):
+                channels.pop(i).close()
         before = {i: (c.bytes_sent, c.bytes_received) for i, c in channels.items()}
         chosen = selected_clients(suite.seed, r, suite.data.clients, suite.training.selected_count(suite.data.clients))
         total = RingTotal()
@@ -164,5 +210,3 @@ def run_share_holder(ctx: PartyContext, control: Connection, records: Any) -> No
                 **meter.measured(),
             )
         )
-    for ch in channels.values():
-        ch.close()
