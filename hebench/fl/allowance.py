@@ -74,10 +74,8 @@ class Decryptions:
         """Count ``values`` about to be decrypted in ``round_index`` (None: a request that names no round counts
         against the run's total only); PartyError, before anything is decrypted, where it would open more than one
         aggregate of the model's length in that round, a round already closed, or more than the run allows."""
-        allowance = self.allowance
+        allowance, used = self.allowance, 0
         with self._lock:
-            if self.opened + values > allowance.total:
-                raise self._refusal(f"{self.opened + values} values in all, above the run's {allowance.total}")
             if round_index is not None:
                 limit = allowance.limit(round_index)
                 if limit == 0:
@@ -89,6 +87,9 @@ class Decryptions:
                     raise self._refusal(
                         f"{used + values} values in round {round_index}: more than one aggregate ({limit} values)"
                     )
+            if self.opened + values > allowance.total:
+                raise self._refusal(f"{self.opened + values} values in all, above the run's {allowance.total}")
+            if round_index is not None:
                 self.round, self.in_round = round_index, used + values
             self.opened += values
 

@@ -117,6 +117,11 @@ class KeyRing:
                 del self._keys[old]
             self._cond.notify_all()
 
+    def epochs(self) -> list[int]:
+        """The epochs whose key sets are held now."""
+        with self._cond:
+            return sorted(self._keys)
+
     def get(self, epoch: int) -> Any:
         """The key set of ``epoch``, waiting for it (PartyError if it does not come)."""
         feed = self.feed

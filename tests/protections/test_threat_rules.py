@@ -45,9 +45,9 @@ def test_each_built_in_mode_defines_the_common_adversaries():
     [
         ("host-he", Adversary.AGGREGATOR, 0, None, False, Obtains.NOTHING),
         ("host-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.EVERY_UPDATE),
-        ("decryptor-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.SUM),
+        ("decryptor-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.VICTIM),  # one victim per round
         ("decryptor-he", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
-        ("offload", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.SUM),
+        ("offload", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.VICTIM),  # one victim per round
         ("offload", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
         ("secagg", Adversary.COLLUDING_CLIENTS, 2, None, False, Obtains.VICTIM),
         ("secagg", Adversary.MALICIOUS, 0, Strategy.MODEL_INCONSISTENCY, False, Obtains.VICTIM),
