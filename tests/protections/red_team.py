@@ -1,12 +1,16 @@
 """What the red-team tests share: digits clients that train a small MLP as hebench's clients do (one SGD step on
-their own images, from the model the aggregator handed them), and how an adversary turns an upload back into the
-victim's gradient."""
+their own images, from the model the aggregator handed them), how an adversary turns an upload back into the
+victim's gradient, a party's control pipe, and an observer's reading of the wire (frames off a tap, decoded as the
+parties decode them)."""
 
 from __future__ import annotations
 
 import copy
+import queue
+import struct
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,8 +19,10 @@ from torch import nn
 
 from hebench.config import DataSpec
 from hebench.data.registry import load_federated
+from hebench.errors import PartyError
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
+from hebench.net.transport import Message, decode
 
 LR = 0.5  # the clients' step: the adversary knows it (the suite says it)
 BATCH = 4
@@ -77,3 +83,36 @@ def windows(values: np.ndarray, count: int = 8, width: int = 16) -> list[bytes]:
     raw = np.asarray(values, dtype=np.float32)
     step = max((len(raw) - width) // count, 1)
     return [raw[s : s + width].tobytes() for s in range(0, len(raw) - width, step)][:count]
+
+
+class Control:
+    """A helper party's control pipe, as the runtime drives it: ``told`` in order on recv, replies kept."""
+
+    def __init__(self, *told: Any) -> None:
+        self.told = list(told)
+        self.replies: queue.Queue = queue.Queue()
+
+    def recv(self) -> Any:
+        return self.told.pop(0)
+
+    def send(self, item: Any) -> None:
+        self.replies.put(item)
+
+
+def wire_messages(stream: bytes, header: str = "!i") -> list[Message]:
+    """Every hebench message in one direction of a TCP connection, as an observer reads it: the frames
+    (multiprocessing's 4-byte length prefix; ``>Q`` for an engine's framed socket), those that decode as messages
+    (the handshake's frames do not)."""
+    size, at, found = struct.calcsize(header), 0, []
+    while at + size <= len(stream):
+        (n,) = struct.unpack(header, stream[at : at + size])
+        if n == -1:  # multiprocessing's long form: an 8-byte length follows
+            (n,) = struct.unpack("!Q", stream[at + size : at + size + 8])
+            at += 8
+        frame = stream[at + size : at + size + n]
+        at += size + n
+        try:
+            found.append(decode(frame))
+        except PartyError:
+            continue
+    return found

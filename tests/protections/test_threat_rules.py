@@ -41,24 +41,7 @@ def _red_team(rule: ThreatRule) -> None:
     assert (ROOT / path).is_file() and _defined(ROOT / path, name), rule.evidence
 
 
-# Modes whose cells the other helpers of issue #36 earn on their own branches: their specs still cite the older
-# (declarative) tests here. The lead removes each mark when that branch merges (strict: a mode that passes fails).
-EARNED_ON_ANOTHER_BRANCH = {
-    "secret-sharing": "the doors helper (branch doors: identity at the share holders' doors, N4)",
-    "offload": "the doors helper (branch doors: engines decrypt only for their host, N5)",
-    "decryptor-he": "the doors helper (branch doors: the decryptor opens only an aggregate, N6)",
-}
-
-
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(m, marks=pytest.mark.xfail(reason=EARNED_ON_ANOTHER_BRANCH[m], strict=True))
-        if m in EARNED_ON_ANOTHER_BRANCH
-        else m
-        for m in mode_names()
-    ],
-)
+@pytest.mark.parametrize("mode", mode_names())
 def test_every_rule_of_a_mode_is_earned_by_a_red_team_test_that_exists(mode):
     """Each cell of the threat table: a ``test_red_team_`` test that runs the adversary against the live protocol
     (``pytest -k red_team`` selects them all)."""
@@ -109,9 +92,9 @@ def test_each_built_in_mode_defines_the_common_adversaries():
     [
         ("host-he", Adversary.AGGREGATOR, 0, None, False, Obtains.NOTHING),
         ("host-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.EVERY_UPDATE),
-        ("decryptor-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.SUM),
+        ("decryptor-he", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.VICTIM),  # one victim per round
         ("decryptor-he", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
-        ("offload", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.SUM),
+        ("offload", Adversary.COLLUDING_CLIENTS, 1, None, False, Obtains.VICTIM),  # one victim per round
         ("offload", Adversary.KEY_HOLDER, 0, None, False, Obtains.EVERY_UPDATE),
         ("secagg", Adversary.COLLUDING_CLIENTS, 2, None, False, Obtains.VICTIM),
         ("secagg", Adversary.MALICIOUS, 0, Strategy.MODEL_INCONSISTENCY, False, Obtains.VICTIM),
