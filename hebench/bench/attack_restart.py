@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from hebench.bench.registry import study
 from hebench.data.natural import CLASSES, load_natural_tensors
 from hebench.inversion.attacks.optimisation import reconstruct
 from hebench.inversion.evaluate import init_model
@@ -32,8 +33,11 @@ def _observation(model_name: str) -> Observation:
     return observe(model, victim_gradients(model, x[:1], y[:1]), "raw", None, SHAPE, CLASSES, 1)
 
 
+@study("attack_restart")
 def attack_restart(steps: int = 30, restarts: int = 4, workers: int | None = None) -> dict[str, Any]:
-    """Wall seconds per DLG restart of ``steps`` L-BFGS steps (each up to 20 evaluations), serial, parallel, CUDA."""
+    """Seconds per gradient-inversion restart (DLG, L-BFGS): serial, in parallel workers, on CUDA where present.
+
+    Wall seconds per DLG restart of ``steps`` L-BFGS steps (each up to 20 evaluations), serial, parallel, CUDA."""
     cfg = replace(load_recipe("dlg"), steps=steps, patience=steps + 1, tolerance=0.0)
     obs = _observation("lenet")
     threads = torch.get_num_threads()

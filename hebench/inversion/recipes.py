@@ -1,4 +1,4 @@
-"""Attack recipes: the YAML files in the top-level ``attacks/`` folder."""
+"""Attack recipes: the YAML files of the top-level ``attacks/`` folder, shipped as package data."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hebench.errors import ParameterError
 from hebench.inversion.attacks.imprint import ImprintSpec
 from hebench.inversion.attacks.optimisation import OPTIMIZERS, AttackConfig
 
-RECIPES = Path(__file__).resolve().parents[2] / "attacks"
+RECIPES = Path(__file__).resolve().parents[1] / "config" / "attacks"  # in a checkout: a link to attacks/
 
 
 def recipe_names() -> list[str]:

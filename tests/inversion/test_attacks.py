@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import DataSpec, SelectiveSpec
+from hebench.config import DataSpec, SelectiveSpec
 from hebench.data.digits import load_digits_tensors
 from hebench.inversion.attacks.labels import infer_label
 from hebench.inversion.attacks.matching import cosine_distance, l2_distance

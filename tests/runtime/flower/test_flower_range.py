@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter
 from hebench.results import read_records
 from hebench.runtime.runner import Runner

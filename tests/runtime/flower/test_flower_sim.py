@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.errors import ParameterError

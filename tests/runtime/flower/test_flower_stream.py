@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter
 from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
