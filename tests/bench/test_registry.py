@@ -92,6 +92,7 @@ def test_list_gives_one_line_per_study(known):
         assert line.startswith(name + " ") and known[name].help in line
 
 
+@pytest.mark.slow  # two fresh interpreters, each importing every study module (torch and Flower among them)
 def test_list_runs_as_a_command_and_the_former_entry_point_still_answers():
     for module in ("hebench.bench", "hebench.bench.suite"):
         done = subprocess.run(

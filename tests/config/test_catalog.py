@@ -90,6 +90,7 @@ _INSTALLED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # builds a wheel with pip, then runs hebench from it in a fresh interpreter
 def test_a_wheel_carries_the_suites_recipes_and_datasets_and_runs_from_them(tmp_path):
     source = tmp_path / "source"  # a copy: the build writes build/ and egg-info where it runs
     source.mkdir()
