@@ -73,6 +73,7 @@ class _Run:
     rows: tuple[SummaryRow, ...]
     file: Path
     modelled: tuple[str, ...] = ()  # configurations whose round walls are modelled on their links
+    skipped: str | None = None  # how many lines of its results file were skipped, and why
 
     @property
     def run(self) -> RunRecord | None:
@@ -83,13 +84,15 @@ class _Run:
 def _load(path: Path) -> _Run:
     """A run's records and rows, round walls on each configuration's link where it had one (as the report and
     ``show`` read them): measured on emulated links, modelled for ``emulation: model``, never loopback walls."""
-    read = read_hebench_records(path).records
+    result = read_hebench_records(path)
+    read = result.records
     records, _ = on_their_links(read)
     modelled = tuple(
         r.config for r in read if isinstance(r, ConfigurationRecord) and (r.network or {}).get("emulation") == "model"
     )
     name = path.name if path.is_dir() else path.stem
-    return _Run(name, tuple(records), tuple(summarize_run(records)), results_file(path), modelled)
+    file = results_file(path)
+    return _Run(name, tuple(records), tuple(summarize_run(records)), file, modelled, result.skipped_note(file))
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, str]:
@@ -145,9 +148,10 @@ def _contention_warning(a: _Run, b: _Run) -> str | None:
 def metadata_warnings(a: _Run, b: _Run) -> list[str]:
     """What makes the two runs' figures not directly comparable (checked before any ratio); each said once."""
     ra, rb = a.run, b.run
+    skipped = [f"{run.name}: {run.skipped}" for run in (a, b) if run.skipped]
     if ra is None or rb is None:
-        return [f"{(a if ra is None else b).name} has no run record: its suite and environment are unknown"]
-    out = []
+        return [*skipped, f"{(a if ra is None else b).name} has no run record: its suite and environment are unknown"]
+    out = skipped
     if a.file.read_bytes() == b.file.read_bytes():
         out.append("A and B hold identical records (a copy of one run?): every ratio is 1 by construction")
     if ra.suite_hash != rb.suite_hash:

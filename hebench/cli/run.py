@@ -23,6 +23,7 @@ from hebench.cli.common import (
     round_text,
 )
 from hebench.cli.show import print_run_view, run_view
+from hebench.cli.signals import stop_signals_raise
 from hebench.config import Suite, load_suite
 from hebench.config.catalog import resolve_suite
 from hebench.errors import ParameterError
@@ -209,7 +210,8 @@ def run(
             progress.update(task, description=text)
             progress.advance(task)
 
-        results = _runner(engine, federation, suite, run_dir, on_event).run(resume=resume)
+        with stop_signals_raise():  # SIGTERM or SIGHUP stop a run as Ctrl-C does: its parties stopped, rounds kept
+            results = _runner(engine, federation, suite, run_dir, on_event).run(resume=resume)
     view = run_view(results)
     if target is not None:
         from hebench.report.build import build_report

@@ -151,7 +151,7 @@ class Runner:
         if isinstance(err, HebenchError):
             problem, fix = err.problem, err.fix
         elif isinstance(err, KeyboardInterrupt):
-            problem, fix = "interrupted (Ctrl-C)", ""
+            problem, fix = f"interrupted ({getattr(err, 'signal_name', 'Ctrl-C')})", ""
         else:
             problem, fix = str(err) or type(err).__name__, ""
         record = RunFailedRecord(

@@ -28,6 +28,17 @@ def test_a_copy_of_a_run_differs_nowhere_and_is_named_a_copy(tmp_path):
     assert any("identical records" in w for w in result.warnings)
 
 
+def test_lines_skipped_in_either_run_are_said_with_how_many_and_why(tmp_path):
+    a = extended_run(tmp_path / "a", 4)
+    b = shutil.copytree(a, tmp_path / "b")
+    with open(b / "results.jsonl", "a") as out:
+        out.write('{"half-written\n' + "[" * 5000 + "]" * 5000 + "\n")
+    result = compare_runs(a, b)
+    said = [w for w in result.warnings if w.startswith("b: ")]
+    assert len(said) == 1 and "2 line(s)" in said[0] and "skipped" in said[0], result.warnings
+    assert not any(w.startswith("a: ") for w in result.warnings)
+
+
 def test_a_run_folder_is_not_compared_with_itself(tmp_path):
     a = extended_run(tmp_path / "a", 4)
     with pytest.raises(ParameterError, match="same run"):

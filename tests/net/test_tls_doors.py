@@ -280,10 +280,10 @@ def _share_traffic(tmp_path, transport: str) -> tuple[Tap, bytes]:
     from hebench.config import parse_suite
     from hebench.fl.meter import PhaseMeter
     from hebench.fl.party import AGGREGATOR_DOOR, PartyContext, Wiring
+    from hebench.fl.run_credentials import RunCredentials
     from hebench.net.certs import party_tls
     from hebench.protections.sharing.holder import run_share_holder
     from hebench.protections.sharing.link import share_link
-    from hebench.runtime.local.credentials import RunCredentials
 
     suite = parse_suite(
         {

@@ -36,7 +36,16 @@ from hebench.fl.cipher import KeyHolderCipher
 from hebench.fl.client import Client
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import Credentials, PartyContext, Wiring
+from hebench.fl.party import (
+    AGGREGATOR_DOOR,
+    KEY_AUTHORITY,
+    PUBLIC_DOOR,
+    Credentials,
+    PartyContext,
+    Wiring,
+    client_party,
+)
+from hebench.fl.run_credentials import RunCredentials
 from hebench.fl.update import load_vector, model_vector
 from hebench.net.certs import make_party_certificates
 from hebench.net.messages import MessageKind
@@ -161,16 +170,6 @@ class LiveRound(Generic[T]):
     server_error: str | None = None
 
 
-def _credentials(holders: KeyHolders) -> dict[str, Credentials]:
-    """Each role's credentials, as the local runtime hands them out (one door key per door)."""
-    creds = Credentials.generate()
-    return {
-        "key-authority": creds.only("key_holder", "public", "engine"),
-        "aggregator": creds.only("public", "aggregator"),
-        "client": creds.only("key_holder", "aggregator") if holders is KeyHolders.CLIENTS else creds.only("aggregator"),
-    }
-
-
 def run_round(
     config: Mapping[str, Any],
     clients: int,
@@ -227,17 +226,18 @@ def _run(
         tls = str(folder / "certs")
         servers = ("aggregator", "key-authority")
         make_party_certificates(Path(tls), (*servers, *(f"client-{i}" for i in range(clients))), servers)
-    creds = _credentials(spec.key_holders)
+    creds = RunCredentials(config, clients)  # one key per (door, party), as the local runtime hands them out
+    aggregator = creds.of("aggregator")
     base = PartyContext(suite, config, folder, Credentials(), "red-team", 0, shape[0], shape[1], tls=tls)
     records: queue.Queue = queue.Queue()
     ours, theirs = mp.Pipe()
-    authority_ctx = dataclasses.replace(base, credentials=creds["key-authority"])
+    authority_ctx = dataclasses.replace(base, credentials=creds.of(KEY_AUTHORITY))
     authority = threading.Thread(target=run_key_authority, args=(authority_ctx, theirs, records), daemon=True)
     authority.start()
     doors = ours.recv()
     ours.send(([], None))
-    agg_ctx = dataclasses.replace(base, credentials=creds["aggregator"])
-    door = listen(creds["aggregator"].aggregator, tls=agg_ctx.tls_for("aggregator"))  # type: ignore[arg-type]
+    agg_ctx = dataclasses.replace(base, credentials=aggregator)
+    door = listen(aggregator.door(AGGREGATOR_DOOR), tls=agg_ctx.tls_for("aggregator"))
     taps: dict[int, dict[str, WireTap]] = {i: {} for i in tapped}
     ciphers: dict[int, KeyHolderCipher] = {}
     refusals: dict[int, str] = {}
@@ -251,7 +251,7 @@ def _run(
         return taps[i][name].address
 
     def client(i: int) -> None:
-        ctx = dataclasses.replace(base, client_index=i, credentials=creds["client"])
+        ctx = dataclasses.replace(base, client_index=i, credentials=creds.of(client_party(i)))
         holders = doors["key_holder"] if spec.key_holders is KeyHolders.CLIENTS else None
         wiring = Wiring(address(i, "key-authority", holders), address(i, "aggregator", door.address))
         link = None
@@ -273,11 +273,12 @@ def _run(
         t.start()
     ka = connect(
         doors["public"],
-        creds["aggregator"].public,  # type: ignore[arg-type]
+        aggregator.key(PUBLIC_DOOR),
         "key authority",
         suite.measure.timeout_s,
         tls=agg_ctx.tls_for("aggregator"),
         server="key-authority",
+        party="aggregator",
     )
     ka.send(Message(MessageKind.HELLO, {"role": "aggregator"}))
     served, error = None, None

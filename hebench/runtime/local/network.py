@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hebench.config import Configuration, Suite, configuration_name
+from hebench.fl.party_names import server_parties
 from hebench.links.plan import NetworkPlan, plan_network
 from hebench.net.shaping.scope import ShapingSetup
-from hebench.runtime.local.party_names import server_parties
 
 FLOWER_RATES_ONLY = (
     "netem: this kernel has no sch_netem, so Flower's traffic (its SuperLink APIs, the nodes' hub channels) gets "

@@ -6,7 +6,7 @@ a thread of one of a few pool workers (:mod:`hebench.runtime.local.pool`). In of
 mode each client also gets an engine process on its own cores (or a remote
 engine from the suite). Each party receives only its own keys at the doors its
 role may use, and each door keeper the keys of the parties its door admits
-(:mod:`hebench.runtime.local.credentials`): a door learns who a peer is from the
+(:mod:`hebench.fl.run_credentials`): a door learns who a peer is from the
 key it proves (or its certificate), never from what it says.
 """
 
@@ -27,7 +27,9 @@ from hebench.fl.allowance import allowance_for
 from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.party import KEY_AUTHORITY, Credentials, PartyContext, Wiring, client_party, engine_door, party_main
+from hebench.fl.party_names import helper_names
 from hebench.fl.roster import make_identities
+from hebench.fl.run_credentials import RunCredentials
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
 from hebench.net.shaping.scope import run_bound
@@ -39,9 +41,7 @@ from hebench.results.records import PoolWorkerRecord, Record
 from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.runtime.hosting import Hosting, plan_hosting
-from hebench.runtime.local.credentials import RunCredentials
 from hebench.runtime.local.network import ConfigurationNetwork, prepare
-from hebench.runtime.local.party_names import helper_names
 from hebench.runtime.local.pool import pool_main
 
 

@@ -30,13 +30,13 @@ from hebench.fl.key_authority import run_key_authority
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import KEY_AUTHORITY, PartyContext, Wiring
+from hebench.fl.run_credentials import RunCredentials
 from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message, read_transcript
 from hebench.protections.decryptor_he.adversary import LyingAggregator
 from hebench.protections.decryptor_he.decryptor import run_decryptor
 from hebench.protections.decryptor_he.link import decryptor_link
-from hebench.runtime.local.credentials import RunCredentials
 from tests.conftest import INSTALLED
 from tests.net.test_tls_doors import Tap
 from tests.protections.red_team import Control, wire_messages

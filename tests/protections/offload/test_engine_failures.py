@@ -163,8 +163,8 @@ def test_aggregate_under_another_key_is_a_clear_engine_error():
     from hebench.config import parse_suite
     from hebench.crypto import create_adapter
     from hebench.fl.party import AGGREGATOR_DOOR, KEY_AUTHORITY, engine_door
+    from hebench.fl.run_credentials import RunCredentials
     from hebench.net.transport import Door, accept
-    from hebench.runtime.local.credentials import RunCredentials
 
     suite = parse_suite(
         {

@@ -25,13 +25,13 @@ from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import KEY_AUTHORITY, PartyContext, Wiring, engine_door
+from hebench.fl.run_credentials import RunCredentials
 from hebench.net.certs import make_certificates, make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message
 from hebench.protections.offload.adversary import ColludingHost, LyingAggregator, engine_attempts
 from hebench.protections.offload.engine import EngineConfig, EngineServer
 from hebench.protections.offload.link import engine_link
-from hebench.runtime.local.credentials import RunCredentials
 from hebench.runtime.local.processes import engine_files
 from tests.conftest import INSTALLED
 from tests.net.test_tls_doors import Tap

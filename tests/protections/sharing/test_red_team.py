@@ -19,6 +19,7 @@ from hebench.config import parse_suite
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.run_credentials import RunCredentials
 from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import read_transcript
@@ -27,7 +28,6 @@ from hebench.protections.sharing.holder import run_share_holder
 from hebench.protections.sharing.link import share_link
 from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import quantizer
-from hebench.runtime.local.credentials import RunCredentials
 from tests.net.test_tls_doors import Tap
 from tests.protections.red_team import Control, wire_messages
 

@@ -27,9 +27,9 @@ from hebench.fl.party import (
     client_party,
     engine_door,
 )
+from hebench.fl.party_names import helper_names
 from hebench.net.door_keys import DoorKeyIssuer, DoorKeys
 from hebench.protections import KeyHolders
-from hebench.runtime.local.party_names import helper_names
 
 
 @dataclass(frozen=True)
