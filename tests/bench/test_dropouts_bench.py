@@ -44,4 +44,10 @@ def test_secagg_is_compared_with_secagg_plus_by_growth_in_n_on_stated_parameters
     for r in done:
         assert r["dropped"] == len(dropped_clients(r["clients"], 0.3))
         assert r["client_cpu_s"] > 0 and r["client_bytes"] > 0
-        assert set(r["client_phases_cpu_s"]) == {"advertise_keys", "share_keys", "masked_upload", "unmask"}
+        assert set(r["client_phases_cpu_s"]) == {
+            "advertise_keys",
+            "share_keys",
+            "masked_upload",
+            "consistency",
+            "unmask",
+        }  # active model

@@ -22,11 +22,11 @@ from hebench.fl.party import (
     PartyContext,
     engine_door,
 )
+from hebench.fl.run_credentials import RunCredentials
 from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.transport import Door, Message, accept, connect
 from hebench.protections import get_mode, mode_names
 from hebench.results.records import SecurityNoteRecord
-from hebench.fl.run_credentials import RunCredentials
 from tests.conftest import INSTALLED
 
 SUITE = {
