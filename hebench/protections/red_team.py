@@ -59,6 +59,7 @@ class Seen:
     visible: np.ndarray | None = None  # the coordinates it read (True), where it read only some (selective)
     detected: str | None = None  # a defence, or a refusal, that stopped it, in words
     notes: tuple[str, ...] = field(default=())  # what the adversary did, for the record
+    clients: int | None = None  # the round's first ``clients`` clients are in what it obtained (None: the victims)
 
 
 RedTeamView = Callable[[Target], Seen]

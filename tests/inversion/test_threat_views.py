@@ -202,3 +202,53 @@ def test_a_red_team_conduit_names_its_view_and_only_it_does():
         ConduitRule(Conduit.RED_TEAM)
     with pytest.raises(ValueError, match="names its view"):
         ConduitRule(Conduit.HE_KEY, view="hebench.protections.raw.adversary:red_team_view")
+
+
+def test_the_threats_suites_secagg_malicious_plans_are_the_red_teams_lying_aggregator_against_live_clients():
+    """Each of secagg's strategies (both variants) reaches the attack as what the red team's aggregator read off live
+    SecAgg+ clients: the active model's refusals give nothing, its split graph a sum of two of the three clients, and
+    against the honest-but-curious variant N1-N3 give the victim's own gradient; a replay unmasks to noise."""
+    import yaml
+
+    from hebench.data.registry import load_federated
+
+    suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
+    plans = [p for p in plans_for(suite) if p.batch_size == 1]
+    by_name = {p.name: p for p in plans}
+    lies = [p for p in plans if p.config.startswith("secagg") and p.adversary == "malicious-aggregator"]
+    live = {p.strategy for p in lies if p.conduit == "red-team"}
+    assert live == {"trap-weights", "dropout-lie", "withhold-neighbours", "forge-neighbours", "split-graph", "replay"}
+    data = load_federated(plans[0].data, plans[0].seed)
+    model = init_model(plans[0].model, data.input_shape, data.num_classes, 0)
+
+    def seen(name: str):
+        obs, info, _ = _observation(by_name[name], data, model, 0, 0)
+        return obs, info.get("detected")
+
+    def exact(clients: int) -> tuple[torch.Tensor, ...]:  # the first clients' mean gradient, without any protocol
+        plain = replace(by_name["raw/b1"], conduit=None, protocol=None, clients=clients)
+        return _observation(plain, data, model, 0, 0)[0].gradients
+
+    def close(got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...]) -> bool:
+        step = 3 * 16 / 2**22 / 0.1  # 3 clients' quantisation steps of the model, over the learning rate
+        pairs = zip(got, want, strict=True)
+        return all(torch.allclose(a, b, atol=step + 1e-3 * float(b.abs().max())) for a, b in pairs)
+
+    for strategy, why in [
+        ("dropout-lie", "a round must keep"),
+        ("withhold-neighbours", "1 members for a round of 3"),
+        ("forge-neighbours", "not signed by their keys in the roster"),
+    ]:
+        obs, detected = seen(f"secagg/b1/malicious-{strategy}")
+        assert obs.gradients is None and why in detected
+    part, _ = seen("secagg/b1/malicious-split-graph")  # the majority part {0, 1}; client 2 refused its list of one
+    assert part.clients == 2 and close(part.gradients, exact(2))
+    trap, _ = seen("secagg/b1/malicious-trap-weights")
+    assert trap.clients == 3 and trap.gradients is not None
+    for strategy in ("dropout-lie", "withhold-neighbours", "forge-neighbours", "split-graph"):
+        victim, detected = seen(f"secagg/honest-but-curious/b1/malicious-{strategy}")
+        assert victim.clients == 1 and detected is None and close(victim.gradients, exact(1))
+    replayed, _ = seen("secagg/b1/malicious-replay")
+    honest = exact(3)
+    assert replayed.gradients is not None and not close(replayed.gradients, honest)
+    assert max(float((a - b).abs().max()) for a, b in zip(replayed.gradients, honest, strict=True)) > 1e3
