@@ -255,25 +255,27 @@ def test_the_threats_suites_secagg_malicious_plans_are_the_red_teams_lying_aggre
 
 
 @CKKS
-def test_the_threats_suites_decryptor_he_plans_run_the_red_teams_aggregator_against_the_live_decryptor():
-    """decryptor-he's aggregator, alone or lying, and its colluding clients: each plan's view from a live round with
-    hebench's key authority, decryptor and clients. A colluder reads the one victim the aggregator substituted for
-    the round's aggregate (its gradient, to CKKS's precision); without one, ciphertext and a sealed answer: nothing."""
+@pytest.mark.parametrize("mode", ["decryptor-he", "offload"])
+def test_the_threats_suites_decryptor_he_and_offload_plans_run_the_red_teams_aggregator_against_live_parties(mode):
+    """decryptor-he's and offload's aggregator, alone or lying, and their colluding clients: each plan's view from a
+    live round with hebench's key authority, decryptor or engines, and clients. A colluder reads the one victim the
+    aggregator substituted for the round's aggregate (its gradient, to CKKS's precision); without one, ciphertext
+    (and a sealed answer): nothing."""
     import yaml
 
     from hebench.data.registry import load_federated
 
     suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
     plans = {p.name: p for p in plans_for(suite) if p.batch_size == 1}
-    mine = [p for p in plans.values() if p.config.startswith("decryptor-he") and p.adversary != "observer"]
+    mine = [p for p in plans.values() if p.config.startswith(mode) and p.adversary != "observer"]
     live = {p.name.rsplit("/", 1)[-1] for p in mine if p.conduit == "red-team"}
     assert live == {"b1", "collude-1", "collude-2", "malicious-model-inconsistency", "malicious-trap-weights"}
     data = load_federated(plans["raw/b1"].data, plans["raw/b1"].seed)
     model = init_model(plans["raw/b1"].model, data.input_shape, data.num_classes, 0)
     exact = _observation(replace(plans["raw/b1"], conduit=None, protocol=None), data, model, 0, 0)[0].gradients
-    read = _observation(plans["decryptor-he/tenseal-ckks/b1/collude-1"], data, model, 0, 0)[0]
+    read = _observation(plans[f"{mode}/tenseal-ckks/b1/collude-1"], data, model, 0, 0)[0]
     assert read.clients == 1
     assert all(torch.allclose(a, b, atol=1e-3 * float(b.abs().max()) + 1e-5)
                for a, b in zip(read.gradients, exact, strict=True))  # fmt: skip
     for name in ("b1", "b1/malicious-model-inconsistency"):
-        assert _observation(plans[f"decryptor-he/tenseal-ckks/{name}"], data, model, 0, 0)[0].gradients is None
+        assert _observation(plans[f"{mode}/tenseal-ckks/{name}"], data, model, 0, 0)[0].gradients is None

@@ -38,13 +38,12 @@ from hebench.fl.party import (
     Wiring,
     client_party,
 )
-from hebench.net.door_keys import DoorKeyIssuer
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message
 from hebench.protections.decryptor_he.adversary import LyingAggregator
 from hebench.protections.decryptor_he.decryptor import run_decryptor
 from hebench.protections.decryptor_he.link import decryptor_link
-from hebench.protections.red_team import Seen, Target
+from hebench.protections.red_team import Seen, Target, door_credentials
 
 DECRYPTOR = "aggregator-1"  # the decryptor's party name (the aggregator's first helper)
 TIMEOUT_S = 30.0
@@ -68,21 +67,15 @@ def credentials(clients: int) -> dict[str, Credentials]:
     """Each party's door keys, as the local runtime hands them out for decryptor-he: the clients and the decryptor
     at the aggregator's door, the clients at the key holders' door, the aggregator at the public door, the
     decryptor at its own door of the key authority."""
-    issuer = DoorKeyIssuer()
     everyone = tuple(client_party(i) for i in range(clients))
-    doors = {
-        AGGREGATOR_DOOR: ("aggregator", (*everyone, DECRYPTOR)),
-        PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",)),
-        KEY_HOLDERS_DOOR: (KEY_AUTHORITY, everyone),
-        DECRYPTOR_DOOR: (KEY_AUTHORITY, (DECRYPTOR,)),
-    }
-
-    def of(party: str) -> Credentials:
-        knocks = {name: issuer.key(name, party) for name, (_, parties) in doors.items() if party in parties}
-        kept = {name: issuer.door(name, parties) for name, (keeper, parties) in doors.items() if keeper == party}
-        return Credentials(party=party, knocks=knocks, doors=kept)
-
-    return {party: of(party) for party in (KEY_AUTHORITY, "aggregator", DECRYPTOR, *everyone)}
+    return door_credentials(
+        {
+            AGGREGATOR_DOOR: ("aggregator", (*everyone, DECRYPTOR)),
+            PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",)),
+            KEY_HOLDERS_DOOR: (KEY_AUTHORITY, everyone),
+            DECRYPTOR_DOOR: (KEY_AUTHORITY, (DECRYPTOR,)),
+        }
+    )
 
 
 class DecryptorRound:

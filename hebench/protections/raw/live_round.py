@@ -48,10 +48,10 @@ from hebench.fl.party import (
 )
 from hebench.fl.update import load_vector, model_vector
 from hebench.net.certs import make_party_certificates
-from hebench.net.door_keys import DoorKeyIssuer
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Door, Message, accept, connect, listen
 from hebench.protections import KeyHolders
+from hebench.protections.red_team import door_credentials
 from hebench.protections.spec import resolve
 from hebench.protections.tls.tap import WireTap
 
@@ -175,18 +175,11 @@ def _credentials(holders: KeyHolders, clients: int) -> dict[str, Credentials]:
     """Each party's credentials, as the local runtime hands them out: its own key at each door it may use (clients
     at the aggregator's door and, where they hold keys, the key authority's key holders' door; the aggregator at the
     public door), and the keys of the doors it keeps."""
-    issuer = DoorKeyIssuer()
     everyone = tuple(client_party(i) for i in range(clients))
     doors = {AGGREGATOR_DOOR: ("aggregator", everyone), PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",))}
     if holders is KeyHolders.CLIENTS:
         doors[KEY_HOLDERS_DOOR] = (KEY_AUTHORITY, everyone)
-
-    def of(party: str) -> Credentials:
-        knocks = {name: issuer.key(name, party) for name, (_, parties) in doors.items() if party in parties}
-        kept = {name: issuer.door(name, parties) for name, (keeper, parties) in doors.items() if keeper == party}
-        return Credentials(party=party, knocks=knocks, doors=kept)
-
-    return {party: of(party) for party in (KEY_AUTHORITY, "aggregator", *everyone)}
+    return door_credentials(doors)
 
 
 def run_round(
