@@ -279,3 +279,37 @@ def test_the_threats_suites_decryptor_he_and_offload_plans_run_the_red_teams_agg
                for a, b in zip(read.gradients, exact, strict=True))  # fmt: skip
     for name in ("b1", "b1/malicious-model-inconsistency"):
         assert _observation(plans[f"{mode}/tenseal-ckks/{name}"], data, model, 0, 0)[0].gradients is None
+
+
+def test_the_threats_suites_secret_sharing_plans_run_the_red_teams_aggregator_0_against_live_holders():
+    """secret sharing: aggregator 0 with k - 1 holders, with colluding clients, alone or lying, in a live round with
+    hebench's share holders and clients. All 3 holders read the victim's gradient (to the shares' quantisation), 2
+    of 3 nothing; the colluders' rebuilt sum less their uploads is the others' mean (2 clients) or, with every
+    other client colluding, the victim's; aggregator 0 alone or lying: nothing."""
+    import yaml
+
+    from hebench.data.registry import load_federated
+    from hebench.protections.sharing.ring_shares import quantizer
+
+    suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
+    plans = {p.name: p for p in plans_for(suite) if p.batch_size == 1}
+    mine = [p for p in plans.values() if p.config.startswith("secret-sharing") and p.adversary != "observer"]
+    assert mine and all(p.conduit == "red-team" for p in mine)
+    data = load_federated(plans["raw/b1"].data, plans["raw/b1"].seed)
+    model = init_model(plans["raw/b1"].model, data.input_shape, data.num_classes, 0)
+    step = quantizer(SecretSharingParams(aggregators=3)).step / 0.1  # one step of the model, over the learning rate
+
+    def exact(clients: int) -> tuple[torch.Tensor, ...]:
+        plain = replace(plans["raw/b1"], conduit=None, protocol=None, clients=clients)
+        return _observation(plain, data, model, 0, 0)[0].gradients
+
+    def seen(name: str):
+        return _observation(plans[f"secret-sharing-3/b1/{name}"], data, model, 0, 0)[0]
+
+    for name, clients in (("holders-3", 1), ("collude-2", 1), ("collude-1", 2)):
+        obs = seen(name)
+        assert obs.clients == clients and obs.gradients is not None
+        assert all(torch.allclose(a, b, atol=6 * step + 1e-6 * float(b.abs().max()))
+                   for a, b in zip(obs.gradients, exact(clients), strict=True)), name  # fmt: skip
+    for name in ("holders-2", "malicious-trap-weights"):
+        assert seen(name).gradients is None
