@@ -282,10 +282,11 @@ def test_the_threats_suites_decryptor_he_and_offload_plans_run_the_red_teams_agg
 
 
 def test_the_threats_suites_secret_sharing_plans_run_the_red_teams_aggregator_0_against_live_holders():
-    """secret sharing: aggregator 0 with k - 1 holders, with colluding clients, alone or lying, in a live round with
-    hebench's share holders and clients. All 3 holders read the victim's gradient (to the shares' quantisation), 2
-    of 3 nothing; the colluders' rebuilt sum less their uploads is the others' mean (2 clients) or, with every
-    other client colluding, the victim's; aggregator 0 alone or lying: nothing."""
+    """secret sharing: aggregator 0 with k - 1 holders, with colluding clients, alone or lying, and the observer, in a
+    live round with hebench's share holders and clients. All 3 holders read the victim's gradient (to the shares'
+    quantisation), 2 of 3 nothing; the colluders' rebuilt sum less their uploads is the others' mean (2 clients)
+    or, with every other client colluding, the victim's; an observer of the victim's wires without TLS, every
+    share of its upload: its gradient; aggregator 0 alone or lying: nothing."""
     import yaml
 
     from hebench.data.registry import load_federated
@@ -293,7 +294,7 @@ def test_the_threats_suites_secret_sharing_plans_run_the_red_teams_aggregator_0_
 
     suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
     plans = {p.name: p for p in plans_for(suite) if p.batch_size == 1}
-    mine = [p for p in plans.values() if p.config.startswith("secret-sharing") and p.adversary != "observer"]
+    mine = [p for p in plans.values() if p.config.startswith("secret-sharing")]
     assert mine and all(p.conduit == "red-team" for p in mine)
     data = load_federated(plans["raw/b1"].data, plans["raw/b1"].seed)
     model = init_model(plans["raw/b1"].model, data.input_shape, data.num_classes, 0)
@@ -306,7 +307,7 @@ def test_the_threats_suites_secret_sharing_plans_run_the_red_teams_aggregator_0_
     def seen(name: str):
         return _observation(plans[f"secret-sharing-3/b1/{name}"], data, model, 0, 0)[0]
 
-    for name, clients in (("holders-3", 1), ("collude-2", 1), ("collude-1", 2)):
+    for name, clients in (("holders-3", 1), ("collude-2", 1), ("collude-1", 2), ("observer", 1)):
         obs = seen(name)
         assert obs.clients == clients and obs.gradients is not None
         assert all(torch.allclose(a, b, atol=6 * step + 1e-6 * float(b.abs().max()))

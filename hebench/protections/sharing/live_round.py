@@ -4,7 +4,8 @@
 is the caller's :class:`~.adversary.LyingCoordinator`.
 
 A client uploads ``train(i)`` (the model it trained on what it was handed) and opens the aggregate it rebuilds from
-the K sums. :func:`red_team_view` is secret sharing's red-team conduit (:mod:`hebench.protections.red_team`).
+the K sums. :func:`red_team_view` is secret sharing's red-team conduit (:mod:`hebench.protections.red_team`);
+:func:`observer_view` the network observer's, on taps of the victims' wires to the K aggregators (TLS or not).
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ from hebench.errors import PartyError
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import AGGREGATOR_DOOR, PartyContext, Wiring, client_party
+from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
-from hebench.net.transport import read_transcript
+from hebench.net.transport import Message, read_transcript
 from hebench.protections.red_team import Seen, Target, door_credentials
 from hebench.protections.sharing.adversary import LyingCoordinator, read_update
 from hebench.protections.sharing.holder import run_share_holder
 from hebench.protections.sharing.link import share_link
 from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.threats import Adversary
+from hebench.protections.tls.tap import TO_DIALLER, TO_LISTENER, WireTap, messages, only_tls_records
 
 TIMEOUT_S = 30.0
 
@@ -56,16 +59,23 @@ class _Records:
 
 
 class ShareRound:
-    """The K - 1 share holders and ``clients`` clients of ``config`` (mode, params) for one round of a model of
-    ``values`` values; the caller plays aggregator 0 (:attr:`coordinator`)."""
+    """The K - 1 share holders and ``clients`` clients of ``config`` (mode, params; its transport, mutual TLS or
+    not) for one round; the caller plays aggregator 0 (:attr:`coordinator`). The ``tapped`` clients reach each
+    aggregator through a :class:`~hebench.protections.tls.tap.WireTap` (a network observer's view)."""
 
-    def __init__(self, config: Mapping[str, Any], clients: int, train: Callable[[int], np.ndarray]) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        clients: int,
+        train: Callable[[int], np.ndarray],
+        tapped: tuple[int, ...] = (),
+    ) -> None:
         self.suite = parse_suite(
             {
                 "name": "red-team",
                 "data": {"dataset": "digits", "clients": clients},
                 "training": {"rounds": 1},
-                "configurations": [{**config, "transport": "tcp"}],
+                "configurations": [{"transport": "tcp", **config}],
                 "measure": {"timeout_s": TIMEOUT_S, "transcripts": True},  # a colluding holder's view: what it got
                 "runtime": {"chunk_values": 4096},  # the chunks aggregator 0 streams its sum in
             }
@@ -77,6 +87,10 @@ class ShareRound:
         self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
         everyone = tuple(client_party(i) for i in range(clients))
         names = [f"aggregator-{k}" for k in range(1, params.aggregators)]
+        self.tls = None
+        if self.config.transport == "tls":
+            self.tls = str(self.folder / "parties")
+            make_party_certificates(Path(self.tls), ("aggregator", *names, *everyone), ("aggregator", *names))
         self.creds = door_credentials(
             {AGGREGATOR_DOOR: ("aggregator", everyone), **{name: (name, everyone) for name in names}}
         )
@@ -88,13 +102,26 @@ class ShareRound:
             self._start(f"aggregator-{k}", run_share_holder, self._context(f"aggregator-{k}"), control, _Records())
             control.address.wait(TIMEOUT_S)
             self.holders[k] = control.reply
-        self.coordinator = LyingCoordinator(self.creds["aggregator"], params, None, TIMEOUT_S)
+        self.coordinator = LyingCoordinator(
+            self.creds["aggregator"], params, party_tls(self.tls, "aggregator"), TIMEOUT_S
+        )
+        self.tapped = tapped
+        self.taps: dict[int, list[WireTap]] = {}  # a tapped client's wire to each aggregator, 0 first
         self.opened: dict[int, Opened] = {}
         self.wait_s = TIMEOUT_S  # how long :meth:`close` waits for each party to end
 
     def _context(self, party: str, index: int = -1) -> PartyContext:
         return PartyContext(
-            self.suite, self.config, self.folder, self.creds[party], "red-team", 0, (1, 8, 8), 10, client_index=index
+            self.suite,
+            self.config,
+            self.folder,
+            self.creds[party],
+            "red-team",
+            0,
+            (1, 8, 8),
+            10,
+            client_index=index,
+            tls=self.tls,
         )
 
     def _start(self, name: str, body: Callable[..., None], *args: Any) -> None:
@@ -109,9 +136,13 @@ class ShareRound:
         self.threads.append(thread)
 
     def start_clients(self) -> None:
-        wiring = Wiring(None, self.coordinator.door.address, None, tuple(self.holders[k] for k in sorted(self.holders)))
+        aggregators = [self.coordinator.door.address, *(self.holders[k] for k in sorted(self.holders))]
         for i in range(self.clients):
-            self._start(client_party(i), self._client, i, wiring)
+            where = aggregators
+            if i in self.tapped:
+                self.taps[i] = [WireTap(address) for address in aggregators]
+                where = [tap.address for tap in self.taps[i]]
+            self._start(client_party(i), self._client, i, Wiring(None, where[0], None, tuple(where[1:])))
 
     def _client(self, i: int, wiring: Wiring) -> None:
         link = share_link(self._context(client_party(i), i), wiring, 1, PhaseMeter())
@@ -193,3 +224,45 @@ def red_team_view(target: Target) -> Seen:
         return Seen(None, notes=("aggregator 0 holds one share of each upload: uniform words",))
     finally:
         live.close()
+
+
+def _shares_on(tap: WireTap, values: int) -> np.ndarray | None:
+    """The share a client streamed through ``tap`` (None: nothing decoded: TLS records only)."""
+    found: list[Message] = [m for m in messages(tap.finished()[TO_LISTENER]) if m.kind == MessageKind.SHARE_CHUNK]
+    if not found:
+        return None
+    words = np.zeros(values, np.uint64)
+    for msg in found:
+        part = np.frombuffer(msg.parts[0], np.uint64)
+        words[int(msg.meta["offset"]) : int(msg.meta["offset"]) + len(part)] = part
+    return words
+
+
+def observer_view(target: Target) -> Seen:
+    """secret sharing's network observer: one live round (TLS as the target's transport) with the victims' wires to
+    all K aggregators tapped; without TLS it reads every share of each victim's upload, and their sum is the update;
+    under TLS it holds TLS records only: nothing."""
+    config = {"mode": target.mode, "adapter": target.adapter, "params": dict(target.params)}
+    vectors = {i: np.asarray(target.train(i, target.models[i]), dtype=np.float32) for i in range(target.clients)}
+    victims = tuple(range(target.victims))
+    live = ShareRound({**config, "transport": target.transport}, target.clients, lambda i: vectors[i], victims)
+    agg, values = live.coordinator, sum(target.sizes)
+    try:
+        live.start_clients()
+        agg.admit(target.clients)
+        agg.send_sums(0, agg.first_shares())
+        for thread in live.threads:
+            thread.join(timeout=TIMEOUT_S)
+    finally:
+        live.close()
+    taps = [tap for i in victims for tap in live.taps[i]]
+    if all(only_tls_records(tap.finished()[way]) for tap in taps for way in (TO_LISTENER, TO_DIALLER)):
+        seen = sum(len(tap.finished()[way]) for tap in taps for way in (TO_LISTENER, TO_DIALLER))
+        return Seen(None, notes=(f"{seen} bytes of TLS records, nothing else",))
+    reads = []
+    for i in victims:
+        shares = [_shares_on(tap, values) for tap in live.taps[i]]
+        if any(share is None for share in shares):
+            return Seen(None, notes=(f"not every share of client {i}'s upload decoded off the wire",))
+        reads.append(read_update(shares, 1, live.params))  # type: ignore[arg-type]
+    return Seen(np.mean(reads, axis=0).astype(np.float32))

@@ -103,6 +103,9 @@ SPEC = ModeSpec(
     # aggregator 0 (alone, lying, with k - 1 holders or with colluding clients) runs the red team's live round
     conduits=(
         ConduitRule(
+            Conduit.RED_TEAM, (Adversary.OBSERVER,), view="hebench.protections.sharing.live_round:observer_view"
+        ),
+        ConduitRule(
             Conduit.RED_TEAM,
             (Adversary.AGGREGATOR, Adversary.SHARE_HOLDERS, Adversary.COLLUDING_CLIENTS, Adversary.MALICIOUS),
             view="hebench.protections.sharing.live_round:red_team_view",
