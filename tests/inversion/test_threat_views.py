@@ -207,7 +207,8 @@ def test_a_red_team_conduit_names_its_view_and_only_it_does():
 def test_the_threats_suites_secagg_malicious_plans_are_the_red_teams_lying_aggregator_against_live_clients():
     """Each of secagg's strategies (both variants) reaches the attack as what the red team's aggregator read off live
     SecAgg+ clients: the active model's refusals give nothing, its split graph a sum of two of the three clients, and
-    against the honest-but-curious variant N1-N3 give the victim's own gradient; a replay unmasks to noise."""
+    against the honest-but-curious variant N1-N3 give the victim's own gradient; a replay unmasks to noise. The
+    observer reads the round's sum off the victim's wire."""
     import yaml
 
     from hebench.data.registry import load_federated
@@ -248,6 +249,8 @@ def test_the_threats_suites_secagg_malicious_plans_are_the_red_teams_lying_aggre
     for strategy in ("dropout-lie", "withhold-neighbours", "forge-neighbours", "split-graph"):
         victim, detected = seen(f"secagg/honest-but-curious/b1/malicious-{strategy}")
         assert victim.clients == 1 and detected is None and close(victim.gradients, exact(1))
+    observed, _ = seen("secagg/b1/observer")  # the aggregate streamed back in the clear, off the victim's wire
+    assert observed.clients == 3 and close(observed.gradients, exact(3))
     replayed, _ = seen("secagg/b1/malicious-replay")
     honest = exact(3)
     assert replayed.gradients is not None and not close(replayed.gradients, honest)

@@ -165,6 +165,8 @@ CONDUITS = (
     ConduitRule(Conduit.SECAGG_INCONSISTENCY, strategy=Strategy.MODEL_INCONSISTENCY),
     # the red team's lying aggregator plays every other strategy against live clients and reads what it can
     ConduitRule(Conduit.RED_TEAM, (Adversary.MALICIOUS,), view=RED_TEAM_VIEW),
+    # the network observer taps the victims' wires in a live round (TLS or not)
+    ConduitRule(Conduit.RED_TEAM, (Adversary.OBSERVER,), view="hebench.protections.secagg.observer:observer_view"),
 )
 
 SPEC = ModeSpec(
