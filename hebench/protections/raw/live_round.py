@@ -36,22 +36,12 @@ from hebench.fl.cipher import KeyHolderCipher
 from hebench.fl.client import Client
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import (
-    AGGREGATOR_DOOR,
-    KEY_AUTHORITY,
-    KEY_HOLDERS_DOOR,
-    PUBLIC_DOOR,
-    Credentials,
-    PartyContext,
-    Wiring,
-    client_party,
-)
+from hebench.fl.party import Credentials, PartyContext, Wiring
 from hebench.fl.update import load_vector, model_vector
 from hebench.net.certs import make_party_certificates
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Door, Message, accept, connect, listen
 from hebench.protections import KeyHolders
-from hebench.protections.red_team import door_credentials
 from hebench.protections.spec import resolve
 from hebench.protections.tls.tap import WireTap
 
@@ -171,15 +161,14 @@ class LiveRound(Generic[T]):
     server_error: str | None = None
 
 
-def _credentials(holders: KeyHolders, clients: int) -> dict[str, Credentials]:
-    """Each party's credentials, as the local runtime hands them out: its own key at each door it may use (clients
-    at the aggregator's door and, where they hold keys, the key authority's key holders' door; the aggregator at the
-    public door), and the keys of the doors it keeps."""
-    everyone = tuple(client_party(i) for i in range(clients))
-    doors = {AGGREGATOR_DOOR: ("aggregator", everyone), PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",))}
-    if holders is KeyHolders.CLIENTS:
-        doors[KEY_HOLDERS_DOOR] = (KEY_AUTHORITY, everyone)
-    return door_credentials(doors)
+def _credentials(holders: KeyHolders) -> dict[str, Credentials]:
+    """Each role's credentials, as the local runtime hands them out (one door key per door)."""
+    creds = Credentials.generate()
+    return {
+        "key-authority": creds.only("key_holder", "public", "engine"),
+        "aggregator": creds.only("public", "aggregator"),
+        "client": creds.only("key_holder", "aggregator") if holders is KeyHolders.CLIENTS else creds.only("aggregator"),
+    }
 
 
 def run_round(
@@ -238,17 +227,17 @@ def _run(
         tls = str(folder / "certs")
         servers = ("aggregator", "key-authority")
         make_party_certificates(Path(tls), (*servers, *(f"client-{i}" for i in range(clients))), servers)
-    creds = _credentials(spec.key_holders, clients)
+    creds = _credentials(spec.key_holders)
     base = PartyContext(suite, config, folder, Credentials(), "red-team", 0, shape[0], shape[1], tls=tls)
     records: queue.Queue = queue.Queue()
     ours, theirs = mp.Pipe()
-    authority_ctx = dataclasses.replace(base, credentials=creds[KEY_AUTHORITY])
+    authority_ctx = dataclasses.replace(base, credentials=creds["key-authority"])
     authority = threading.Thread(target=run_key_authority, args=(authority_ctx, theirs, records), daemon=True)
     authority.start()
     doors = ours.recv()
     ours.send(([], None))
     agg_ctx = dataclasses.replace(base, credentials=creds["aggregator"])
-    door = listen(creds["aggregator"].door(AGGREGATOR_DOOR), tls=agg_ctx.tls_for("aggregator"))
+    door = listen(creds["aggregator"].aggregator, tls=agg_ctx.tls_for("aggregator"))  # type: ignore[arg-type]
     taps: dict[int, dict[str, WireTap]] = {i: {} for i in tapped}
     ciphers: dict[int, KeyHolderCipher] = {}
     refusals: dict[int, str] = {}
@@ -262,7 +251,7 @@ def _run(
         return taps[i][name].address
 
     def client(i: int) -> None:
-        ctx = dataclasses.replace(base, client_index=i, credentials=creds[client_party(i)])
+        ctx = dataclasses.replace(base, client_index=i, credentials=creds["client"])
         holders = doors["key_holder"] if spec.key_holders is KeyHolders.CLIENTS else None
         wiring = Wiring(address(i, "key-authority", holders), address(i, "aggregator", door.address))
         link = None
@@ -284,12 +273,11 @@ def _run(
         t.start()
     ka = connect(
         doors["public"],
-        creds["aggregator"].key(PUBLIC_DOOR),
+        creds["aggregator"].public,  # type: ignore[arg-type]
         "key authority",
         suite.measure.timeout_s,
         tls=agg_ctx.tls_for("aggregator"),
         server="key-authority",
-        party="aggregator",
     )
     ka.send(Message(MessageKind.HELLO, {"role": "aggregator"}))
     served, error = None, None
