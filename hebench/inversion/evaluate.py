@@ -190,7 +190,7 @@ def _conveyed(
     if plan.view == "selective" and plan.selective is not None:
         mask = selective_mask(plan.selective, model, plan.mask_source, (xs[0], ys[0]), data.clients, model_seed)
     got = convey(plan, model, xs, ys, local, model_seed, mask)
-    seen = plan.clients
+    seen = got.clients or plan.clients  # a red-team view may hold fewer clients' updates than the plan's
     if got.encrypted is not None and got.gradients is not None:  # the adversary read the plaintext part only
         shape, classes, labels = data.input_shape, data.num_classes, torch.cat(ys[:seen])
         obs = observe(

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from hebench.fl.party import Credentials
+from hebench.net.door_keys import DoorKeyIssuer
 from hebench.protections.threats import Adversary, Strategy
 
 
@@ -59,6 +61,29 @@ class Seen:
     visible: np.ndarray | None = None  # the coordinates it read (True), where it read only some (selective)
     detected: str | None = None  # a defence, or a refusal, that stopped it, in words
     notes: tuple[str, ...] = field(default=())  # what the adversary did, for the record
+    clients: int | None = None  # the round's first ``clients`` clients are in what it obtained (None: the victims)
 
 
 RedTeamView = Callable[[Target], Seen]
+
+
+def door_credentials(
+    doors: Mapping[str, tuple[str, tuple[str, ...]]], aliases: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, Credentials]:
+    """Every party's credentials for a red team's live round, as the local runtime hands them out from a fresh
+    secret: ``doors`` maps a door to (its keeper, the parties it admits); each party gets its own key at each door
+    that admits it and the keys of each door it keeps (``aliases[door]``: identity -> the party whose key it
+    proves)."""
+    issuer = DoorKeyIssuer()
+    parties = {p for keeper, admitted in doors.values() for p in (keeper, *admitted)}
+
+    def of(party: str) -> Credentials:
+        knocks = {name: issuer.key(name, party) for name, (_, admitted) in doors.items() if party in admitted}
+        kept = {
+            name: issuer.door(name, admitted, (aliases or {}).get(name))
+            for name, (keeper, admitted) in doors.items()
+            if keeper == party
+        }
+        return Credentials(party=party, knocks=knocks, doors=kept)
+
+    return {party: of(party) for party in sorted(parties)}

@@ -202,3 +202,118 @@ def test_a_red_team_conduit_names_its_view_and_only_it_does():
         ConduitRule(Conduit.RED_TEAM)
     with pytest.raises(ValueError, match="names its view"):
         ConduitRule(Conduit.HE_KEY, view="hebench.protections.raw.adversary:red_team_view")
+
+
+def test_the_threats_suites_secagg_malicious_plans_are_the_red_teams_lying_aggregator_against_live_clients():
+    """Each of secagg's strategies (both variants) reaches the attack as what the red team's aggregator read off live
+    SecAgg+ clients: the active model's refusals give nothing, its split graph a sum of two of the three clients, and
+    against the honest-but-curious variant N1-N3 give the victim's own gradient; a replay unmasks to noise. The
+    observer reads the round's sum off the victim's wire."""
+    import yaml
+
+    from hebench.data.registry import load_federated
+
+    suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
+    plans = [p for p in plans_for(suite) if p.batch_size == 1]
+    by_name = {p.name: p for p in plans}
+    lies = [p for p in plans if p.config.startswith("secagg") and p.adversary == "malicious-aggregator"]
+    live = {p.strategy for p in lies if p.conduit == "red-team"}
+    assert live == {"trap-weights", "dropout-lie", "withhold-neighbours", "forge-neighbours", "split-graph", "replay"}
+    data = load_federated(plans[0].data, plans[0].seed)
+    model = init_model(plans[0].model, data.input_shape, data.num_classes, 0)
+
+    def seen(name: str):
+        obs, info, _ = _observation(by_name[name], data, model, 0, 0)
+        return obs, info.get("detected")
+
+    def exact(clients: int) -> tuple[torch.Tensor, ...]:  # the first clients' mean gradient, without any protocol
+        plain = replace(by_name["raw/b1"], conduit=None, protocol=None, clients=clients)
+        return _observation(plain, data, model, 0, 0)[0].gradients
+
+    def close(got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...]) -> bool:
+        step = 3 * 16 / 2**22 / 0.1  # 3 clients' quantisation steps of the model, over the learning rate
+        pairs = zip(got, want, strict=True)
+        return all(torch.allclose(a, b, atol=step + 1e-3 * float(b.abs().max())) for a, b in pairs)
+
+    for strategy, why in [
+        ("dropout-lie", "a round must keep"),
+        ("withhold-neighbours", "1 members for a round of 3"),
+        ("forge-neighbours", "not signed by their keys in the roster"),
+    ]:
+        obs, detected = seen(f"secagg/b1/malicious-{strategy}")
+        assert obs.gradients is None and why in detected
+    part, _ = seen("secagg/b1/malicious-split-graph")  # the majority part {0, 1}; client 2 refused its list of one
+    assert part.clients == 2 and close(part.gradients, exact(2))
+    trap, _ = seen("secagg/b1/malicious-trap-weights")
+    assert trap.clients == 3 and trap.gradients is not None
+    for strategy in ("dropout-lie", "withhold-neighbours", "forge-neighbours", "split-graph"):
+        victim, detected = seen(f"secagg/honest-but-curious/b1/malicious-{strategy}")
+        assert victim.clients == 1 and detected is None and close(victim.gradients, exact(1))
+    observed, _ = seen("secagg/b1/observer")  # the aggregate streamed back in the clear, off the victim's wire
+    assert observed.clients == 3 and close(observed.gradients, exact(3))
+    replayed, _ = seen("secagg/b1/malicious-replay")
+    honest = exact(3)
+    assert replayed.gradients is not None and not close(replayed.gradients, honest)
+    assert max(float((a - b).abs().max()) for a, b in zip(replayed.gradients, honest, strict=True)) > 1e3
+
+
+@CKKS
+@pytest.mark.parametrize("mode", ["decryptor-he", "offload"])
+def test_the_threats_suites_decryptor_he_and_offload_plans_run_the_red_teams_aggregator_against_live_parties(mode):
+    """decryptor-he's and offload's aggregator, alone or lying, and their colluding clients: each plan's view from a
+    live round with hebench's key authority, decryptor or engines, and clients. A colluder reads the one victim the
+    aggregator substituted for the round's aggregate (its gradient, to CKKS's precision); without one, ciphertext
+    (and a sealed answer): nothing."""
+    import yaml
+
+    from hebench.data.registry import load_federated
+
+    suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
+    plans = {p.name: p for p in plans_for(suite) if p.batch_size == 1}
+    mine = [p for p in plans.values() if p.config.startswith(mode) and p.adversary != "observer"]
+    live = {p.name.rsplit("/", 1)[-1] for p in mine if p.conduit == "red-team"}
+    assert live == {"b1", "collude-1", "collude-2", "malicious-model-inconsistency", "malicious-trap-weights"}
+    data = load_federated(plans["raw/b1"].data, plans["raw/b1"].seed)
+    model = init_model(plans["raw/b1"].model, data.input_shape, data.num_classes, 0)
+    exact = _observation(replace(plans["raw/b1"], conduit=None, protocol=None), data, model, 0, 0)[0].gradients
+    read = _observation(plans[f"{mode}/tenseal-ckks/b1/collude-1"], data, model, 0, 0)[0]
+    assert read.clients == 1
+    assert all(torch.allclose(a, b, atol=1e-3 * float(b.abs().max()) + 1e-5)
+               for a, b in zip(read.gradients, exact, strict=True))  # fmt: skip
+    for name in ("b1", "b1/malicious-model-inconsistency"):
+        assert _observation(plans[f"{mode}/tenseal-ckks/{name}"], data, model, 0, 0)[0].gradients is None
+
+
+def test_the_threats_suites_secret_sharing_plans_run_the_red_teams_aggregator_0_against_live_holders():
+    """secret sharing: aggregator 0 with k - 1 holders, with colluding clients, alone or lying, and the observer, in a
+    live round with hebench's share holders and clients. All 3 holders read the victim's gradient (to the shares'
+    quantisation), 2 of 3 nothing; the colluders' rebuilt sum less their uploads is the others' mean (2 clients)
+    or, with every other client colluding, the victim's; an observer of the victim's wires without TLS, every
+    share of its upload: its gradient; aggregator 0 alone or lying: nothing."""
+    import yaml
+
+    from hebench.data.registry import load_federated
+    from hebench.protections.sharing.ring_shares import quantizer
+
+    suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
+    plans = {p.name: p for p in plans_for(suite) if p.batch_size == 1}
+    mine = [p for p in plans.values() if p.config.startswith("secret-sharing")]
+    assert mine and all(p.conduit == "red-team" for p in mine)
+    data = load_federated(plans["raw/b1"].data, plans["raw/b1"].seed)
+    model = init_model(plans["raw/b1"].model, data.input_shape, data.num_classes, 0)
+    step = quantizer(SecretSharingParams(aggregators=3)).step / 0.1  # one step of the model, over the learning rate
+
+    def exact(clients: int) -> tuple[torch.Tensor, ...]:
+        plain = replace(plans["raw/b1"], conduit=None, protocol=None, clients=clients)
+        return _observation(plain, data, model, 0, 0)[0].gradients
+
+    def seen(name: str):
+        return _observation(plans[f"secret-sharing-3/b1/{name}"], data, model, 0, 0)[0]
+
+    for name, clients in (("holders-3", 1), ("collude-2", 1), ("collude-1", 2), ("observer", 1)):
+        obs = seen(name)
+        assert obs.clients == clients and obs.gradients is not None
+        assert all(torch.allclose(a, b, atol=6 * step + 1e-6 * float(b.abs().max()))
+                   for a, b in zip(obs.gradients, exact(clients), strict=True)), name  # fmt: skip
+    for name in ("holders-2", "malicious-trap-weights"):
+        assert seen(name).gradients is None

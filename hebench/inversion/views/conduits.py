@@ -51,6 +51,7 @@ class Conveyed:
     masks: tuple[torch.Tensor, ...] | None = None
     detected: str | None = None  # a defence that stopped the attack, in words
     encrypted: np.ndarray | None = None  # a selective view: the coordinates the adversary did not read (flat)
+    clients: int | None = None  # the round's first ``clients`` clients are in the view (None: the plan's clients)
 
 
 @dataclass(frozen=True)
@@ -197,9 +198,10 @@ def red_team(
     seen = resolve(protocol.view)(target)
     if seen.update is None:
         return Conveyed(None, detected=seen.detected)
-    pseudo = (np.mean(handed[: plan.clients], axis=0).astype(np.float64) - seen.update) / lr
+    inside = seen.clients or plan.clients  # a sum of fewer clients than the plan's (a part of a split round)
+    pseudo = (np.mean(handed[:inside], axis=0).astype(np.float64) - seen.update) / lr
     unread = None if seen.visible is None else ~seen.visible
-    return Conveyed(unflat(pseudo, like), detected=seen.detected, encrypted=unread)
+    return Conveyed(unflat(pseudo, like), detected=seen.detected, encrypted=unread, clients=seen.clients)
 
 
 def convey(

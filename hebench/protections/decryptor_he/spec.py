@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from hebench.protections.shared_rules import HE_KEY
 from hebench.protections.spec import AttackerView, KeyHolders, ModeSpec
-from hebench.protections.threats import Adversary, Obtains, Strategy, ThreatRule
+from hebench.protections.threats import Adversary, Conduit, ConduitRule, Obtains, Strategy, ThreatRule
 from hebench.protections.tls.spec import UNDER_TLS, in_the_clear
+
+RED_TEAM_VIEW = "hebench.protections.decryptor_he.live_round:red_team_view"
 
 RED_TEAM = "tests/protections/decryptor_he/test_red_team.py"
 SEALED = f"{RED_TEAM}::test_red_team_decryptor_he_aggregator"
@@ -80,6 +82,15 @@ SPEC = ModeSpec(
     key_service="hebench.protections.decryptor_he.keys:serve_decryptor_keys",
     survives_dropout=False,  # faults: not yet finishing rounds with the survivors in the running system
     survives_client_loss=True,  # a lost client is a dropout; a lost decryptor still ends the run
-    conduits=(HE_KEY,),  # the victim encrypts under the public set; the decryptor's secret set opens it
+    # the victim encrypts under the public set; the decryptor's secret set opens it; the aggregator (alone, lying,
+    # or with a colluding client) runs the red team's live round
+    conduits=(
+        HE_KEY,
+        ConduitRule(
+            Conduit.RED_TEAM,
+            (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS, Adversary.MALICIOUS),
+            view=RED_TEAM_VIEW,
+        ),
+    ),
     chart_marker="o",  # drawn as "other": no marker of its own yet
 )

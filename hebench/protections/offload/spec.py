@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hebench.protections.shared_rules import HE_KEY
 from hebench.protections.spec import AttackerView, KeyHolders, ModeSpec
-from hebench.protections.threats import Adversary, Obtains, Strategy, ThreatRule
+from hebench.protections.threats import Adversary, Conduit, ConduitRule, Obtains, Strategy, ThreatRule
 from hebench.protections.tls.spec import UNDER_TLS, in_the_clear
 
 RED_TEAM = "tests/protections/offload/test_red_team.py"
@@ -74,6 +74,15 @@ SPEC = ModeSpec(
     threats=THREATS,
     survives_dropout=True,
     survives_client_loss=True,
-    conduits=(HE_KEY,),
+    # the engines' secret set opens the victim's real ciphertext; the aggregator (alone, lying, or with a colluding
+    # client) runs the red team's live round
+    conduits=(
+        HE_KEY,
+        ConduitRule(
+            Conduit.RED_TEAM,
+            (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS, Adversary.MALICIOUS),
+            view="hebench.protections.offload.live_round:red_team_view",
+        ),
+    ),
     chart_marker="^",
 )

@@ -8,10 +8,14 @@ drive one round over the clients' channels and return what the aggregator obtain
 victim's update when it could read it alone, and the FedAvg of each set of clients it could unmask. Run one
 against live clients with :func:`attack` (threads over authenticated loopback channels); both variants of
 ``params.model`` are spoken, the active one with its member lists, consistency round and signatures.
+
+:func:`red_team_view` is secagg's red-team conduit (:mod:`hebench.protections.red_team`): the threats suite's
+malicious aggregator plays its strategy against the round's clients, and the attack gets what it read.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +31,7 @@ from flwr.common.secure_aggregation.secaggplus_utils import (
 from hebench.errors import PartyError, PeerClosedError
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
+from hebench.protections.red_team import Seen, Target
 from hebench.protections.secagg.attacker_round import live_round
 from hebench.protections.secagg.common import (
     CURVE,
@@ -457,3 +462,41 @@ def attack(
     obtained = got.served if isinstance(got.served, Obtained) else Obtained()
     obtained.refusals = got.refusals
     return obtained
+
+
+def lies_for(strategy: Strategy | None, clients: int, params: SecAggParams) -> dict[str, object]:
+    """How the threats suite's aggregator plays ``strategy`` on a round of ``clients`` (client 0 the victim): the
+    neighbour list withheld whole; the graph split with the victim in the smallest part that could unmask (in the
+    active model the fewest clients over half the round; honest-but-curious: the victim alone)."""
+    if strategy is Strategy.WITHHOLD_NEIGHBOURS:
+        return {"how": "empty"}
+    if strategy is Strategy.SPLIT_GRAPH:
+        part = clients // 2 + 1 if params.model == "active" else 1
+        return {"parts": [list(range(part)), list(range(part, clients))]}
+    return {}
+
+
+def seen_of(got: Obtained) -> Seen:
+    """What the attack is handed: the victim's update where the aggregator read it alone (a replayed upload's reads
+    as whatever it unmasked to), else the smallest sum it unmasked of the round's first clients, the victim's among
+    them; nothing when every client refused or no mask came off."""
+    refused = tuple(f"client {i} refused: {why}" for i, why in sorted(got.refusals.items()))
+    if got.victim is not None:
+        return Seen(got.victim, notes=refused, clients=1)
+    prefixes = [c for c in got.sums if c == tuple(range(len(c)))]
+    if prefixes:
+        inside = min(prefixes, key=len)
+        return Seen(got.sums[inside], notes=refused, clients=len(inside))
+    return Seen(None, detected="; ".join(refused) or "secagg: no sum with the victim's update in it unmasked")
+
+
+def red_team_view(target: Target) -> Seen:
+    """secagg: the lying aggregator plays the target's strategy (its options from :func:`lies_for`) against the
+    round's clients, each uploading what it trained on the model it holds, with the model check on that model's
+    digest where ``params.model_check`` asks for it; the attack gets what the aggregator read (:func:`seen_of`)."""
+    params = SecAggParams.model_validate(dict(target.params))
+    models = {i: np.asarray(m, dtype=np.float32) for i, m in enumerate(target.models)}
+    vectors = {i: np.asarray(target.train(i, m), dtype=np.float32) for i, m in models.items()}
+    digests = {i: hashlib.sha256(m.astype("<f4").tobytes()).digest() for i, m in models.items()}
+    how = lies_for(target.strategy, target.clients, params)
+    return seen_of(attack(target.strategy, vectors, params, digests=digests, **how))

@@ -11,21 +11,27 @@ the channels (the red team's :mod:`~hebench.protections.secagg.adversary`).
 from __future__ import annotations
 
 import secrets
+import shutil
+import tempfile
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import client_party
 from hebench.fl.roster import make_identities
+from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import SecAggResult, collect_secagg
+from hebench.protections.tls.tap import WireTap
 
 TIMEOUT_S = 60.0
 
@@ -41,11 +47,13 @@ class RoundOutcome:
 
 @dataclass(frozen=True)
 class LiveRound:
-    """What ``serve`` returned (None when it raised), and what each client refused, if anything."""
+    """What ``serve`` returned (None when it raised), what each client refused, if anything, and the tapped clients'
+    wires (a network observer's view)."""
 
     served: Any
     refusals: dict[int, str]  # client -> the problem it raised (a channel closed under it is no refusal)
     server_error: str | None = None
+    taps: dict[int, WireTap] = field(default_factory=dict)
 
 
 def live_round(
@@ -55,12 +63,21 @@ def live_round(
     serve: Callable[[dict[int, Channel]], Any],
     digests: dict[int, bytes] | None = None,
     population: int | None = None,
+    *,
+    tapped: Collection[int] = (),
+    tls: bool = False,
 ) -> LiveRound:
     """Client i uploads ``vectors[i]`` (weight ``samples[i]``), holding a global model of digest ``digests[i]``
     (``params.model_check``), in a round drawn for ``population`` clients (default: all of them); ``serve`` is the
-    aggregator, given every client's channel."""
+    aggregator, given every client's channel. ``tapped`` clients reach it through a
+    :class:`~hebench.protections.tls.tap.WireTap`; with ``tls`` every channel is mutual TLS (each party its own
+    certificate), else authenticated TCP (the run's default)."""
     key = secrets.token_bytes(32)
-    door = listen(key, tls=None)  # the attack's own loopback round: authenticated TCP, as the run's default
+    folder = Path(tempfile.mkdtemp(prefix="hebench-secagg-")) if tls else None
+    if folder is not None:
+        make_party_certificates(folder, ("aggregator", *(client_party(i) for i in vectors)), ("aggregator",))
+    door = listen(key, tls=party_tls(folder, "aggregator"))
+    taps = {i: WireTap(door.address) for i in tapped}
     refusals: dict[int, str] = {}
     lock = threading.Lock()
     identities = make_identities(max(vectors) + 1)  # the trusted set-up (the active model signs with them)
@@ -68,13 +85,18 @@ def live_round(
     def client(i: int) -> None:
         channel: Channel | None = None
         try:
-            channel = connect(door.address, key, "aggregator", TIMEOUT_S, tls=None)
+            address = taps[i].address if i in taps else door.address
+            mine = party_tls(folder, client_party(i))
+            server = "aggregator" if mine is not None else None
+            channel = connect(address, key, "aggregator", TIMEOUT_S, tls=mine, server=server)
             channel.send(Message(MessageKind.HELLO, {"client": i}))
             digest = (digests or {}).get(i, b"")
             party = SecAggClientRound(
                 i, channel, params, PhaseMeter(), digest, identity=identities[i], population=population
             )
             party.run(vectors[i], samples[i], {})
+            while channel.recv().kind != MessageKind.AGGREGATE:  # the round's aggregate, where the aggregator sends it
+                pass
         except PeerClosedError:
             pass  # the aggregator ended the round (or gave up on this client)
         except PartyError as err:
@@ -101,7 +123,9 @@ def live_round(
         door.close()
     for t in threads:
         t.join(TIMEOUT_S)
-    return LiveRound(served, refusals, error)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    return LiveRound(served, refusals, error, taps)
 
 
 def secagg_round(

@@ -16,6 +16,7 @@ ALL_OTHERS = f"{RED_TEAM}::test_red_team_secagg_colluding_clients_all_others_rea
 TRAP_WEIGHTS = f"{RED_TEAM}::test_red_team_secagg_malicious_aggregator_trap_weights"
 IN_THE_CLEAR = f"{RED_TEAM}::test_red_team_secagg_observer_reads_the_sum_in_the_clear"
 HBC = "honest_but_curious_"
+RED_TEAM_VIEW = "hebench.protections.secagg.adversary:red_team_view"
 
 
 def _lie(strategy: str, variant: str = "") -> str:
@@ -162,6 +163,10 @@ CONDUITS = (
     ConduitRule(Conduit.SECAGG, (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS)),
     # a real round where the non-victims hold a dead model (model_check may abort it)
     ConduitRule(Conduit.SECAGG_INCONSISTENCY, strategy=Strategy.MODEL_INCONSISTENCY),
+    # the red team's lying aggregator plays every other strategy against live clients and reads what it can
+    ConduitRule(Conduit.RED_TEAM, (Adversary.MALICIOUS,), view=RED_TEAM_VIEW),
+    # the network observer taps the victims' wires in a live round (TLS or not)
+    ConduitRule(Conduit.RED_TEAM, (Adversary.OBSERVER,), view="hebench.protections.secagg.observer:observer_view"),
 )
 
 SPEC = ModeSpec(

@@ -100,6 +100,16 @@ SPEC = ModeSpec(
     survives_dropout=True,  # a leaving client tells every share holder
     survives_client_loss=True,
     # k colluding holders add their shares of the victim's upload
-    conduits=(ConduitRule(Conduit.SHARES, (Adversary.SHARE_HOLDERS,), Obtains.EVERY_UPDATE),),
+    # aggregator 0 (alone, lying, with k - 1 holders or with colluding clients) runs the red team's live round
+    conduits=(
+        ConduitRule(
+            Conduit.RED_TEAM, (Adversary.OBSERVER,), view="hebench.protections.sharing.live_round:observer_view"
+        ),
+        ConduitRule(
+            Conduit.RED_TEAM,
+            (Adversary.AGGREGATOR, Adversary.SHARE_HOLDERS, Adversary.COLLUDING_CLIENTS, Adversary.MALICIOUS),
+            view="hebench.protections.sharing.live_round:red_team_view",
+        ),
+    ),
     chart_marker="X",
 )

@@ -1,0 +1,202 @@
+"""One live decryptor-he run on loopback with the red team's aggregator in it: hebench's key authority
+(:func:`~hebench.fl.key_authority.run_key_authority`), its decryptor (:func:`~.decryptor.run_decryptor`, with the
+run's decryption allowance) and clients (:func:`~.link.decryptor_link`) in threads, each with its own door keys as
+the local runtime hands them out; the aggregator's side is the caller's :class:`~.adversary.LyingAggregator`.
+
+A client uploads ``train(i)`` (the model it trained on what it was handed) each round and opens the sealed answer the
+aggregator relays; :class:`DecryptorRound` keeps what each client opened, so that a colluding client's share of what
+the decryptor answered can be read. :func:`red_team_view` is decryptor-he's red-team conduit
+(:mod:`hebench.protections.red_team`).
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hebench.config import parse_suite
+from hebench.errors import CiphertextError
+from hebench.fl.allowance import Allowance
+from hebench.fl.key_authority import run_key_authority
+from hebench.fl.link import Opened
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import (
+    AGGREGATOR_DOOR,
+    DECRYPTOR_DOOR,
+    KEY_AUTHORITY,
+    KEY_HOLDERS_DOOR,
+    PUBLIC_DOOR,
+    Credentials,
+    PartyContext,
+    Wiring,
+    client_party,
+)
+from hebench.net.messages import MessageKind
+from hebench.net.transport import Message
+from hebench.protections.decryptor_he.adversary import LyingAggregator
+from hebench.protections.decryptor_he.decryptor import run_decryptor
+from hebench.protections.decryptor_he.link import decryptor_link
+from hebench.protections.red_team import Seen, Target, door_credentials
+
+DECRYPTOR = "aggregator-1"  # the decryptor's party name (the aggregator's first helper)
+TIMEOUT_S = 30.0
+
+
+class _Control:
+    """A helper party's control pipe, as the runtime drives it: ``told`` in order on recv, replies kept."""
+
+    def __init__(self, *told: Any) -> None:
+        self.told = list(told)
+        self.replies: queue.Queue = queue.Queue()
+
+    def recv(self) -> Any:
+        return self.told.pop(0)
+
+    def send(self, item: Any) -> None:
+        self.replies.put(item)
+
+
+def credentials(clients: int) -> dict[str, Credentials]:
+    """Each party's door keys, as the local runtime hands them out for decryptor-he: the clients and the decryptor
+    at the aggregator's door, the clients at the key holders' door, the aggregator at the public door, the
+    decryptor at its own door of the key authority."""
+    everyone = tuple(client_party(i) for i in range(clients))
+    return door_credentials(
+        {
+            AGGREGATOR_DOOR: ("aggregator", (*everyone, DECRYPTOR)),
+            PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",)),
+            KEY_HOLDERS_DOOR: (KEY_AUTHORITY, everyone),
+            DECRYPTOR_DOOR: (KEY_AUTHORITY, (DECRYPTOR,)),
+        }
+    )
+
+
+class DecryptorRound:
+    """The key authority, the decryptor and ``clients`` clients of ``config`` (mode, adapter, params) for
+    ``rounds`` rounds of a model of ``values`` values; the caller plays :attr:`aggregator`."""
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        clients: int,
+        train: Callable[[int], np.ndarray],
+        values: int,
+        rounds: int = 1,
+    ) -> None:
+        self.suite = parse_suite(
+            {
+                "name": "red-team",
+                "data": {"dataset": "digits", "clients": clients},
+                "training": {"rounds": rounds},
+                "configurations": [{**config, "transport": "tcp"}],
+                "measure": {"timeout_s": TIMEOUT_S},
+            }
+        )
+        self.config, self.clients, self.rounds, self.train = self.suite.configurations[0], clients, rounds, train
+        self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
+        self.creds = credentials(clients)
+        self.allowance = Allowance(0, rounds, values)
+        self.errors: dict[str, BaseException] = {}
+        self.opened: dict[tuple[int, int], Opened] = {}
+        self.threads: dict[str, threading.Thread] = {}
+        ka = _Control(None)
+        self._start(KEY_AUTHORITY, run_key_authority, self._context(KEY_AUTHORITY), ka, queue.Queue())
+        self.doors = ka.replies.get(timeout=TIMEOUT_S)
+        self.aggregator = LyingAggregator(self.creds["aggregator"], None, TIMEOUT_S)
+        wiring = Wiring(self.doors["decryptor"], self.aggregator.door.address)
+        self._start(DECRYPTOR, run_decryptor, self._context(DECRYPTOR), _Control(1, wiring), queue.Queue())
+        for i in range(clients):
+            self._start(client_party(i), self._client, i)
+        self.aggregator.admit(clients)
+        self.public = self.aggregator.keys(self.doors["public"])
+
+    def _context(self, party: str, index: int = -1) -> PartyContext:
+        return PartyContext(
+            self.suite,
+            self.config,
+            self.folder,
+            self.creds[party],
+            "red-team",
+            0,
+            (1, 8, 8),
+            10,
+            client_index=index,
+            allowance=self.allowance,
+        )
+
+    def _start(self, name: str, body: Callable[..., None], *args: Any) -> None:
+        def run() -> None:
+            try:
+                body(*args)
+            except Exception as err:  # a refusal, or a session the aggregator ended: the view reads it
+                self.errors[name] = err
+
+        self.threads[name] = threading.Thread(target=run, daemon=True)
+        self.threads[name].start()
+
+    def _client(self, i: int) -> None:
+        """A real client: told to train, it uploads under the public set and opens the sealed answer."""
+        wiring = Wiring(self.doors["key_holder"], self.aggregator.door.address)
+        link = decryptor_link(self._context(client_party(i), i), wiring, 1, PhaseMeter())
+        try:
+            for r in range(self.rounds):
+                link.channel.recv(MessageKind.TRAIN)
+                vector = np.asarray(self.train(i), dtype=np.float32)
+                link.upload({"round": r, "epoch": 0, "samples": 1}, [vector], None, PhaseMeter())
+                self.opened[(r, i)] = link.open(link.channel.recv(), 0, PhaseMeter())
+                link.channel.send(Message(MessageKind.ACK, {"round": r}))
+        finally:
+            link.close()
+
+    @property
+    def weights(self) -> dict[int, float]:
+        return dict.fromkeys(range(self.clients), 1 / self.clients)
+
+    def close(self) -> None:
+        self.aggregator.close()
+        for thread in self.threads.values():
+            thread.join(timeout=TIMEOUT_S)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _read(public: Any, blobs: list[bytes]) -> np.ndarray | None:
+    """What the aggregator's own key set (the public one) reads of ``blobs``: nothing, unless it could decrypt."""
+    try:
+        return np.concatenate([public.decrypt(public.deserialize(b)) for b in blobs])
+    except (CiphertextError, ValueError, RuntimeError, AttributeError):  # each library refuses in its own way
+        return None
+
+
+def red_team_view(target: Target) -> Seen:
+    """decryptor-he: one live round. With colluding clients the aggregator hands the decryptor the victim's upload
+    as the round's aggregate and relays the sealed answer; the colluder (the round's last client) opens it: the
+    victim's update, one per round. Without them (the aggregator alone; a malicious one, whose models the clients
+    trained on) it holds ciphertext and a sealed answer, and none of its keys opens the key authority's doors for
+    the seal or the secret set: nothing."""
+    config = {"mode": target.mode, "adapter": target.adapter, "params": dict(target.params)}
+    live = DecryptorRound(config, target.clients, lambda i: target.train(i, target.models[i]), sum(target.sizes))
+    agg = live.aggregator
+    try:
+        agg.start_round(0)
+        uploads = agg.uploads()
+        colluders = target.colluders
+        if colluders:
+            agg.relay(0, agg.ask(uploads[0]), live.weights)  # substitute: the victim's upload as the aggregate
+            opened = live.opened[(0, colluders[-1])]
+            note = f"the decryptor opened client 0's upload as round 0's aggregate; client {colluders[-1]} read it"
+            return Seen(np.asarray(opened.encrypted, dtype=np.float32), notes=(note,), clients=1)
+        agg.relay(0, agg.ask(agg.weighted_sum(uploads, live.weights)), live.weights)
+        read = _read(live.public, uploads[0])
+        opened = agg.knock(live.doors["key_holder"], KEY_AUTHORITY, ("aggregator", client_party(0)))
+        opened += agg.knock(live.doors["decryptor"], KEY_AUTHORITY, ("aggregator", DECRYPTOR))
+        notes = ("ciphertext under the public set, a sealed answer", *(f"a door opened: {o}" for o in opened))
+        return Seen(read, notes=notes)
+    finally:
+        live.close()
