@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from hebench.config import Configuration
 from hebench.fl.party import Credentials
-from hebench.net.door_keys import DoorKeyIssuer
+from hebench.fl.run_credentials import RunCredentials
 from hebench.protections.threats import Adversary, Strategy
 
 
@@ -67,23 +68,9 @@ class Seen:
 RedTeamView = Callable[[Target], Seen]
 
 
-def door_credentials(
-    doors: Mapping[str, tuple[str, tuple[str, ...]]], aliases: Mapping[str, Mapping[str, str]] | None = None
-) -> dict[str, Credentials]:
-    """Every party's credentials for a red team's live round, as the local runtime hands them out from a fresh
-    secret: ``doors`` maps a door to (its keeper, the parties it admits); each party gets its own key at each door
-    that admits it and the keys of each door it keeps (``aliases[door]``: identity -> the party whose key it
-    proves)."""
-    issuer = DoorKeyIssuer()
-    parties = {p for keeper, admitted in doors.values() for p in (keeper, *admitted)}
-
-    def of(party: str) -> Credentials:
-        knocks = {name: issuer.key(name, party) for name, (_, admitted) in doors.items() if party in admitted}
-        kept = {
-            name: issuer.door(name, admitted, (aliases or {}).get(name))
-            for name, (keeper, admitted) in doors.items()
-            if keeper == party
-        }
-        return Credentials(party=party, knocks=knocks, doors=kept)
-
-    return {party: of(party) for party in sorted(parties)}
+def door_credentials(config: Configuration, clients: int) -> dict[str, Credentials]:
+    """Every party's credentials for a red team's live round of ``config``: the local runtime's own doors
+    (:class:`~hebench.fl.run_credentials.RunCredentials`), from a fresh secret, by party."""
+    creds = RunCredentials(config, clients)
+    parties = {p for door in creds.doors.values() for p in (door.keeper, *door.parties)}
+    return {party: creds.of(party) for party in sorted(parties)}

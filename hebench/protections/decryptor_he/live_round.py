@@ -28,12 +28,7 @@ from hebench.fl.key_authority import run_key_authority
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import (
-    AGGREGATOR_DOOR,
-    DECRYPTOR_DOOR,
     KEY_AUTHORITY,
-    KEY_HOLDERS_DOOR,
-    PUBLIC_DOOR,
-    Credentials,
     PartyContext,
     Wiring,
     client_party,
@@ -63,21 +58,6 @@ class _Control:
         self.replies.put(item)
 
 
-def credentials(clients: int) -> dict[str, Credentials]:
-    """Each party's door keys, as the local runtime hands them out for decryptor-he: the clients and the decryptor
-    at the aggregator's door, the clients at the key holders' door, the aggregator at the public door, the
-    decryptor at its own door of the key authority."""
-    everyone = tuple(client_party(i) for i in range(clients))
-    return door_credentials(
-        {
-            AGGREGATOR_DOOR: ("aggregator", (*everyone, DECRYPTOR)),
-            PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",)),
-            KEY_HOLDERS_DOOR: (KEY_AUTHORITY, everyone),
-            DECRYPTOR_DOOR: (KEY_AUTHORITY, (DECRYPTOR,)),
-        }
-    )
-
-
 class DecryptorRound:
     """The key authority, the decryptor and ``clients`` clients of ``config`` (mode, adapter, params) for
     ``rounds`` rounds of a model of ``values`` values; the caller plays :attr:`aggregator`."""
@@ -101,7 +81,7 @@ class DecryptorRound:
         )
         self.config, self.clients, self.rounds, self.train = self.suite.configurations[0], clients, rounds, train
         self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
-        self.creds = credentials(clients)
+        self.creds = door_credentials(self.config, clients)
         self.allowance = Allowance(0, rounds, values)
         self.errors: dict[str, BaseException] = {}
         self.opened: dict[tuple[int, int], Opened] = {}

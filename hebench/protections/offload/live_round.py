@@ -31,9 +31,7 @@ from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import (
-    AGGREGATOR_DOOR,
     KEY_AUTHORITY,
-    PUBLIC_DOOR,
     PartyContext,
     Wiring,
     client_party,
@@ -72,13 +70,7 @@ class OffloadRound:
         )
         self.config, self.clients, self.rounds, self.train = self.suite.configurations[0], clients, rounds, train
         self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
-        hosts = tuple(client_party(i) for i in range(clients))
-        doors = {
-            AGGREGATOR_DOOR: ("aggregator", hosts),  # each engine uploads as its host's proxy, with its host's key
-            PUBLIC_DOOR: (KEY_AUTHORITY, ("aggregator",)),
-            **{engine_door(i): (f"engine-{i}", (client_party(i), KEY_AUTHORITY)) for i in range(clients)},
-        }
-        self.creds = door_credentials(doors)
+        self.creds = door_credentials(self.config, clients)  # an engine uploads as its host's proxy, with its key
         self.refused: list[str] = []  # what the engines refused or saw end (their error lines), not logged
         self.engines = [
             EngineServer(

@@ -23,7 +23,7 @@ from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import AGGREGATOR_DOOR, PartyContext, Wiring, client_party
+from hebench.fl.party import PartyContext, Wiring, client_party
 from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message, read_transcript
@@ -91,9 +91,7 @@ class ShareRound:
         if self.config.transport == "tls":
             self.tls = str(self.folder / "parties")
             make_party_certificates(Path(self.tls), ("aggregator", *names, *everyone), ("aggregator", *names))
-        self.creds = door_credentials(
-            {AGGREGATOR_DOOR: ("aggregator", everyone), **{name: (name, everyone) for name in names}}
-        )
+        self.creds = door_credentials(self.config, clients)
         self.holders: dict[int, tuple[str, int]] = {}
         self.errors: dict[str, BaseException] = {}
         self.threads: list[threading.Thread] = []
