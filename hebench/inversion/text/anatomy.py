@@ -47,6 +47,7 @@ class Site:
 
     layer: int
     width: int  # input features
+    span_dim: int  # the most dimensions its inputs can span: a LayerNorm without shift feeds a (width - 1)-dim one
     weight: str | None  # the projection's weight (full fine-tuning); None when it is frozen
     transposed: bool  # stored (in, out) (GPT-2's Conv1D): the input-space rows are the columns
     lora_a: str | None = None  # adapter A (r, in)
@@ -62,12 +63,17 @@ def _names(model: nn.Module) -> dict[int, str]:
     return {id(p): name for name, p in model.named_parameters()}
 
 
-def _site(model: nn.Module, module: nn.Module, layer: int, weight_attr: str, transposed: bool) -> Site:
-    """The site of ``module`` (a projection, or a peft ``lora.Linear`` wrapping one) in ``model``'s update."""
+def _site(
+    model: nn.Module, module: nn.Module, layer: int, weight_attr: str, transposed: bool, norm: nn.LayerNorm
+) -> Site:
+    """The site of ``module`` (a projection, or a peft ``lora.Linear`` wrapping one) in ``model``'s update, fed by
+    ``norm``: its outputs ``g * n + b`` have ``n`` centred, so with ``b = 0`` they span ``width - 1`` dimensions."""
     names = _names(model)
     base = getattr(module, "base_layer", module)
     weight = getattr(base, weight_attr)
     width = int(weight.shape[0] if transposed else weight.shape[1])
+    shifted = norm.bias is not None and bool(norm.bias.detach().abs().max() > 0)
+    span_dim = width if shifted else width - 1
     lora_a, lora_b = getattr(module, "lora_A", None), getattr(module, "lora_B", None)
     if lora_a is not None and len(lora_a) > 0:
         if len(lora_a) != 1:
@@ -77,13 +83,14 @@ def _site(model: nn.Module, module: nn.Module, layer: int, weight_attr: str, tra
         return Site(
             layer,
             width,
+            span_dim,
             names[id(weight)] if weight.requires_grad else None,
             transposed,
             names[id(a)],
             names[id(b)],
             a.detach().clone(),
         )
-    return Site(layer, width, names[id(weight)], transposed)
+    return Site(layer, width, span_dim, names[id(weight)], transposed)
 
 
 class Decoder:
@@ -99,8 +106,8 @@ class Decoder:
         blocks = self.net.h
         if len(blocks) < 2:
             raise ParameterError("the span attack orders tokens with the second block", "use at least 2 layers")
-        self.first = _site(model, blocks[0].attn.c_attn, 0, "weight", transposed=True)
-        self.second = _site(model, blocks[1].attn.c_attn, 1, "weight", transposed=True)
+        self.first = _site(model, blocks[0].attn.c_attn, 0, "weight", True, blocks[0].ln_1)
+        self.second = _site(model, blocks[1].attn.c_attn, 1, "weight", True, blocks[1].ln_1)
         self.heads = int(self.config.n_head)
 
     def inputs(self) -> FirstInputs:
@@ -160,8 +167,8 @@ class Encoder:
         layers = model.encoder.layers
         if len(layers) < 2:
             raise ParameterError("the span attack orders tokens with the second layer", "use at least 2 layers")
-        self.first = _site(model, layers[0].self_attn, 0, "in_proj_weight", transposed=False)
-        self.second = _site(model, layers[1].self_attn, 1, "in_proj_weight", transposed=False)
+        self.first = _site(model, layers[0].self_attn, 0, "in_proj_weight", False, model.embeddings.LayerNorm)
+        self.second = _site(model, layers[1].self_attn, 1, "in_proj_weight", False, layers[0].norm2)
 
     def inputs(self) -> FirstInputs:
         e = self.model.embeddings

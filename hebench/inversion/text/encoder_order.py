@@ -5,8 +5,10 @@ grown left to right. The first layer gives, at each position, the few tokens the
 is one choice per position, and the right choices put every position's second-layer input on the span. The
 search fixes one token at the position with the most distinct tokens (one search per such token: each true
 sequence holds one of them), starts the other positions at their first candidate, and sweeps the positions,
-setting each to the candidate that minimises the sum of the sequence's span distances, until a sweep changes
-nothing; a sequence whose every position is within ``order_tol`` is kept. All searches run batched. This is a
+setting each to the candidate that minimises the sum of the logarithms of the sequence's span distances (a position
+brought exactly onto the span counts for orders of magnitude), until a sweep changes nothing; a sequence whose every
+position is within ``order_tol`` is kept, the closest first, at most as many as the protocol allows sequences.
+All searches run batched. This is a
 heuristic: DAGER's encoder search is exhaustive over small candidate sets, which the product of candidates
 (up to batch^length) rules out beyond tiny batches.
 """
@@ -67,7 +69,8 @@ def search(
                 continue
             trial = state.repeat_interleave(len(cands), dim=0)
             trial[:, p] = cands.repeat(len(state))
-            cost = _distances(anatomy, span, trial, m).sum(-1).reshape(len(state), len(cands))
+            cost = _distances(anatomy, span, trial, m).clamp_min(1e-12).log().sum(-1)
+            cost = cost.reshape(len(state), len(cands))
             evaluated += len(trial)
             best = cands[cost.argmin(dim=1)]
             changed |= bool((best != state[:, p]).any())
@@ -80,5 +83,13 @@ def search(
     for tokens, residual in zip(state.tolist(), final.tolist(), strict=True):
         if max(residual) < cfg.order_tol:
             kept.setdefault(tuple(tokens), residual)
-    diagnostics = {"pivot": pivot, "starts": len(starts), "sweeps": sweeps, "evaluated": evaluated}
-    return Searched([(list(t), r) for t, r in kept.items()], diagnostics)
+    ranked = sorted(kept.items(), key=lambda item: max(item[1]))
+    diagnostics = {
+        "pivot": pivot,
+        "starts": len(starts),
+        "sweeps": sweeps,
+        "evaluated": evaluated,
+        "passed": len(ranked),
+        "dropped_over_bound": max(0, len(ranked) - bound),
+    }
+    return Searched([(list(t), r) for t, r in ranked[:bound]], diagnostics)

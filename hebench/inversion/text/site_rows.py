@@ -99,8 +99,12 @@ def site_rows(obs: TextObservation, site: Site) -> list[SiteRows]:
     if site.weight is not None:
         seen = _seen(obs, site.weight, site.transposed, bound)
         if seen is not None:
-            limit = site.width if seen.keep is None else len(seen.keep)
-            what = f"the layer's width {site.width}" if seen.keep is None else f"the {limit} coordinates seen"
+            limit = site.span_dim if seen.keep is None else min(site.span_dim, len(seen.keep))
+            what = (
+                f"the {site.span_dim} dimensions its inputs can span (width {site.width})"
+                if seen.keep is None
+                else f"the {limit} coordinates seen"
+            )
             coords = _coords(None, seen.keep, site.width)
             return [SiteRows(seen.rows, coords, "weight", limit, what, {"name": site.weight, **seen.info})]
     if site.lora_a is None or site.lora_b is None or site.adapter is None:

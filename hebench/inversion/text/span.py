@@ -45,10 +45,11 @@ class Span:
 
 
 def span_of(rows: torch.Tensor, min_gap: float, bound: int | None = None, floor: float = 1e-13) -> Span:
-    """The span of ``rows`` (n, m), cut at the spectrum's largest gap.
+    """The span of ``rows`` (n, m), cut at the spectrum's last drop.
 
-    The rank is the ``k`` that maximises ``s_{k-1} / s_k`` over ``k`` up to ``bound`` (the inputs the protocol
-    allows behind the update; None: any), singular values below ``floor`` x the largest being numerically zero.
+    The rank is the largest ``k`` up to ``bound`` (the inputs the protocol allows behind the update; None: any) where
+    ``s_{k-1} / s_k >= min_gap``, singular values below ``floor`` x the largest being numerically zero (the signal's
+    own spectrum can fall by more than the gap before it ends: an encoder's first position dominates it).
     Round-off, quantisation or noise in the observed gradient sit below the gap; a gap under ``min_gap`` means there
     is none to find (more inputs than the width, or noise as large as the signal): the span is then empty."""
     matrix = rows.detach().to(torch.float64)
@@ -63,11 +64,11 @@ def span_of(rows: torch.Tensor, min_gap: float, bound: int | None = None, floor:
     if top < 1:
         return replace(empty, best_gap=1.0)
     ratios = s[:top] / s[1 : top + 1]
-    k = int(ratios.argmax()) + 1
-    gap = float(ratios[k - 1])
-    if gap < min_gap:
-        return replace(empty, best_gap=gap)
-    return Span(vh[:k].contiguous(), s, matrix.shape[1], gap)
+    drops = torch.nonzero(ratios >= min_gap).flatten()
+    if len(drops) == 0:
+        return replace(empty, best_gap=float(ratios.max()))
+    k = int(drops[-1]) + 1  # the last drop: the signal's own spectrum may fall steeply before it ends
+    return Span(vh[:k].contiguous(), s, matrix.shape[1], float(ratios[k - 1]))
 
 
 def distance(span: Span, vectors: torch.Tensor) -> torch.Tensor:
