@@ -74,6 +74,7 @@ class LocalRuntime:
             start_round=run.start_round,
             input_shape=run.data.input_shape,
             num_classes=run.data.num_classes,
+            end_of_text=run.data.end_of_text,
             initial=run.initial,
             cores=host_cores(suite),
             tls=tls_folder,
