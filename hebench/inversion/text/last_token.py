@@ -9,7 +9,9 @@ sum of one logit gradient per sequence, and ``<D, grad logit_{s,v}>`` scores eve
 directional derivative of sequence ``s``'s logits at ``L-2`` along ``D`` (central differences on a float64 copy
 of the model). The best-scoring token is taken, then each sequence is re-scored with the others' terms removed.
 Only the update's visible coordinates enter (hidden ones are unknown, left out). Exact for one local step;
-an approximation over several (the weights move between steps).
+an approximation over several (the weights move between steps). Known limit: the score is an inner product, so a
+token whose logit gradient is large can outscore the true one; on hebench's pretrained tiny base this happens
+often (the prefixes stay exact, the last token is often wrong), on randomly initialised weights rarely.
 """
 
 from __future__ import annotations
@@ -80,8 +82,13 @@ def _directional(twin: nn.Module, params: list[torch.Tensor], direction: torch.T
     return (out[0] - out[1]) / (2 * eps)
 
 
-def last_tokens(obs: TextObservation, prefixes: torch.Tensor, sweeps: int = 2) -> LastTokens:
-    """The last token of each prefix (n, L-1), read from the update's linearity in the targets."""
+def last_tokens(
+    obs: TextObservation, prefixes: torch.Tensor, sweeps: int = 2, scale: float | None = None
+) -> LastTokens:
+    """The last token of each prefix (n, L-1), read from the update's linearity in the targets. ``scale``: the
+    update's known scale (1 for one gradient, or one SGD step read back through the known learning rate; None:
+    fitted, as after several steps). A fitted scale starts from the known terms alone, biased where the model
+    already predicts its targets well (a pretrained base): the known scale is used whenever the protocol gives it."""
     assert obs.update is not None
     twin = copy.deepcopy(obs.model).double()
     twin.eval()
@@ -105,6 +112,7 @@ def last_tokens(obs: TextObservation, prefixes: torch.Tensor, sweeps: int = 2) -
     known = _mask(_grad(twin, params, loss_known()), masks)
     alpha = float(observed @ known) / max(float(known @ known), torch.finfo(torch.float64).tiny)
     alpha = alpha if alpha > 0 else 1.0
+    alpha = scale if scale is not None else alpha
 
     def head_sum(chosen: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         logits = _logits(twin, prefixes[rows])
@@ -116,7 +124,8 @@ def last_tokens(obs: TextObservation, prefixes: torch.Tensor, sweeps: int = 2) -
     everyone = torch.arange(n)
     for _ in range(sweeps):
         full = known - head_sum(chosen, everyone)  # the model's update with the chosen targets
-        alpha = float(observed @ full) / max(float(full @ full), torch.finfo(torch.float64).tiny) or alpha
+        if scale is None:
+            alpha = float(observed @ full) / max(float(full @ full), torch.finfo(torch.float64).tiny) or alpha
         direction = known - observed / alpha
         rest = direction - head_sum(chosen, everyone)
         changed = False

@@ -206,9 +206,15 @@ def _order_decoder(
         )
     prefixes, residuals = growth.tokens.cpu(), growth.residuals.cpu()
     complete = growth.reached == len(found)
+    bound = obs.sequences_bound
+    if complete and bound and len(prefixes) > bound:  # no more sequences than the protocol allows: the closest
+        closest = residuals.amax(dim=1).argsort()[:bound]
+        diag["order_dropped_over_bound"] = len(prefixes) - bound
+        prefixes, residuals = prefixes[closest], residuals[closest]
     lasts: list[int | None] = [None] * len(prefixes)
     if complete and cfg.last_token and obs.length >= 2:
-        last = last_tokens(obs, prefixes)
+        known = 1.0 if obs.steps == 1 and obs.clients == 1 else None  # one gradient of the victim's mean loss
+        last = last_tokens(obs, prefixes, scale=known)
         lasts = [int(t) for t in last.tokens]
         diag["last_token_margins"] = list(last.margins)
         diag["last_token_scale"] = last.scale

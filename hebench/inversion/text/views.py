@@ -51,6 +51,7 @@ class TextTraining:
     lr: float = 0.01
     upload: Upload = "weights"
     seed: int = 0
+    optimiser: str = "sgd"  # sgd or adamw (hebench's language runs): Adam's per-coordinate scaling bends the span
 
     def batch(self, blocks: int) -> int:
         return self.batch_size or blocks
@@ -90,7 +91,9 @@ def client_upload(model: nn.Module, client: TextClient, training: TextTraining) 
     twin = copy.deepcopy(model)
     twin.train()
     trained = dict(shared_tensors(twin))
-    opt = torch.optim.SGD(list(trained.values()), lr=training.lr)
+    from hebench.models.language.local_steps import optimiser
+
+    opt = optimiser(twin, training.optimiser, training.lr)
     for idx in _batches(len(client.blocks), training):
         opt.zero_grad(set_to_none=True)
         labels = None if client.labels is None else client.labels[idx]
