@@ -80,10 +80,12 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
     7 shares and threshold 4 by default)."""
     from hebench.errors import PartyError
     from hebench.fl.meter import PhaseMeter
+    from hebench.fl.roster import make_identities
     from hebench.net.transport import Message, accept, connect, listen
     from hebench.protections.secagg.client import SecAggClientRound
     from hebench.protections.secagg.params import SecAggParams
     from hebench.protections.secagg.server import collect_secagg
+    from hebench.protections.secagg.stages import CLIENT_STAGES
 
     class LeavesAfterSharing(SecAggClientRound):
         def run(self, vector: np.ndarray, samples: int, meta: dict) -> None:
@@ -100,6 +102,7 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
     errors: list[BaseException] = []
     client_meters = {i: PhaseMeter(worker="bench") for i in range(clients)}  # each client thread's own CPU
     client_channels: dict[int, Any] = {}
+    identities = make_identities(clients)  # the trusted set-up (secagg's active model signs with them)
 
     def client(i: int) -> None:
         try:
@@ -107,7 +110,7 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
             client_channels[i] = ch
             ch.send(Message(MessageKind.HELLO, {"client": i}))
             kind = LeavesAfterSharing if i in drop else SecAggClientRound
-            kind(i, ch, params, client_meters[i]).run(vectors[i], 10, {})
+            kind(i, ch, params, client_meters[i], identity=identities[i]).run(vectors[i], 10, {})
         except BaseException as err:  # surfaced below
             errors.append(err)
 
@@ -160,7 +163,7 @@ def secagg_row(clients: int, rate: float, values: int = VALUES, params: SecAggPa
         "client_cpu_s": float(np.mean([sum(p["cpu_s"] for p in ph.values()) for ph in survivor_phases])),
         "client_phases_cpu_s": {
             stage: float(np.mean([ph.get(stage, {"cpu_s": 0.0})["cpu_s"] for ph in survivor_phases]))
-            for stage in ("advertise_keys", "share_keys", "masked_upload", "unmask")
+            for stage in CLIENT_STAGES
         },
         "client_bytes": float(
             np.mean([client_channels[i].bytes_sent + client_channels[i].bytes_received for i in survivors])

@@ -22,6 +22,7 @@ import numpy as np
 from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, status
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.roster import make_identities
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message
 from hebench.net.transport import encode as encode_frame
@@ -69,11 +70,12 @@ def secagg_cost(clients: int, params: SecAggParams, size: int = PARAMETERS) -> d
     rng = np.random.default_rng(0)
     vector = rng.normal(0, 0.05, size).astype(np.float32)
     ends = {i: pair(f"client {i}") for i in range(clients)}
+    identities = make_identities(clients)  # the trusted set-up (secagg's active model signs with them)
     client_phases: dict[int, dict[str, Any]] = {}
 
     def client(i: int) -> None:
         meter = PhaseMeter(worker="bench")  # thread CPU
-        SecAggClientRound(i, ends[i][1], params, meter).run(vector, 10, {})
+        SecAggClientRound(i, ends[i][1], params, meter, identity=identities[i]).run(vector, 10, {})
         client_phases[i] = meter.take()["phases"]
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]

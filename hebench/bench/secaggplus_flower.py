@@ -1,5 +1,6 @@
 """hebench's ``secagg`` beside Flower's own SecAgg+ (``SecAggPlusWorkflow`` + ``secaggplus_mod``, flwr 1.41), on the
-same parameters, with the same clients dropping at the masked-upload stage.
+same parameters, with the same clients dropping at the masked-upload stage. hebench runs its honest-but-curious
+variant (``params.model``), the protocol Flower's workflow runs; ``secagg_active`` measures the active model's cost.
 
 Flower's side runs Flower's code unchanged: the legacy ``DefaultWorkflow`` with ``SecAggPlusWorkflow`` as its fit
 workflow and a FedAvg strategy on the server, and a ``ClientApp`` with ``secaggplus_mod`` on every node. Only the
@@ -289,7 +290,9 @@ def flower_simulation_check(clients: int = 4, dropped: int = 1, values: int = 10
 
 
 def hebench_secagg_round(clients: int, rate: float, values: int, prg: str) -> dict[str, Any]:
-    """hebench's secagg at the same point (``hebench.bench.dropouts.secagg_row``: same vectors and dropped clients)."""
+    """hebench's secagg at the same point (``hebench.bench.dropouts.secagg_row``: same vectors and dropped clients), in
+    its honest-but-curious variant: the protocol Flower's workflow runs (the active model's extra cost:
+    ``hebench.bench.secagg_active``)."""
     from hebench.bench.dropouts import secagg_row
     from hebench.protections.secagg.params import SecAggParams
 
@@ -300,6 +303,7 @@ def hebench_secagg_round(clients: int, rate: float, values: int, prg: str) -> di
         quantization_range=QUANTIZATION_RANGE,
         modulus=MODULUS,
         prg=prg,
+        model="honest-but-curious",
     )
     row = secagg_row(clients, rate, values, params)
     return {"implementation": f"hebench ({prg})", "prg": prg, **row}
@@ -390,7 +394,8 @@ def secaggplus_flower(
         },
         "note": "Flower's SecAggPlusWorkflow and secaggplus_mod (flwr 1.41) run unchanged over an in-process Grid "
         "(protobuf messages, clients in threads); server CPU is the workflow thread's, per stage; recovery = the "
-        "unmask stage. hebench: bench.dropouts.secagg_row on the same vectors and dropped clients.",
+        "unmask stage. hebench: bench.dropouts.secagg_row on the same vectors and dropped clients, in secagg's "
+        "honest-but-curious variant (the protocol Flower runs; the active model's cost: the secagg_active study).",
         "points": points,
         "bell_2020": BELL_2020,
         "at_bell_2020_scale": neighbours_at_scale(),

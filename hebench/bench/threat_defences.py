@@ -22,6 +22,7 @@ from hebench.bench.protections_scale import PARAMETERS, pair
 from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, load_adapter, status
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.roster import make_identities
 from hebench.protections.decryptor_he.decryptor import open_sealed
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.params import SecAggParams
@@ -35,11 +36,12 @@ def _secagg_round(params: SecAggParams, size: int, clients: int) -> dict[str, fl
     vector = np.random.default_rng(0).normal(0, 0.05, size).astype(np.float32)
     digest = hashlib.sha256(vector.tobytes()).digest()
     ends = {i: pair(f"client {i}") for i in range(clients)}
+    identities = make_identities(clients)  # the trusted set-up (secagg's active model signs with them)
     cpu: dict[int, float] = {}
 
     def client(i: int) -> None:
         meter = PhaseMeter(worker="bench")
-        SecAggClientRound(i, ends[i][1], params, meter, digest).run(vector, 10, {})
+        SecAggClientRound(i, ends[i][1], params, meter, digest, identity=identities[i]).run(vector, 10, {})
         cpu[i] = sum(p["cpu_s"] for p in meter.take()["phases"].values())
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]

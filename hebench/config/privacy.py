@@ -25,7 +25,18 @@ class ThreatSpec(Frozen):
         "aggregator", "colluding-clients", "key-holder", "share-holders", "malicious-aggregator", "observer"
     ] = "aggregator"
     k: int | None = Field(None, ge=1)  # colluding clients or share holders (colluding-clients: 1 when not given)
-    strategy: Literal["model-inconsistency", "trap-weights", "dropout-lie"] | None = None  # malicious-aggregator
+    strategy: (  # malicious-aggregator: how it deviates (hebench.protections.threats.Strategy)
+        Literal[
+            "model-inconsistency",
+            "trap-weights",
+            "dropout-lie",
+            "withhold-neighbours",
+            "forge-neighbours",
+            "split-graph",
+            "replay",
+        ]
+        | None
+    ) = None
 
     @model_validator(mode="after")
     def _adversary_takes(self) -> ThreatSpec:
@@ -41,7 +52,7 @@ class ThreatSpec(Frozen):
         if (self.strategy is None) == (self.adversary == "malicious-aggregator"):
             raise FieldProblem(
                 "strategy",
-                "malicious-aggregator needs a strategy (model-inconsistency, trap-weights or dropout-lie)"
+                "malicious-aggregator needs a strategy (" + ", ".join(s.value for s in Strategy) + ")"
                 if self.strategy is None
                 else f"strategy is how a malicious-aggregator deviates; adversary {self.adversary} has none",
             )
@@ -70,6 +81,7 @@ class ThreatSpec(Frozen):
             selective=config.selective is not None,
             clients=clients_per_round,
             holders=holders,
+            params=params,
         )
 
 

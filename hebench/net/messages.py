@@ -50,12 +50,14 @@ class MessageKind(StrEnum):
 
     # SecAgg+ (hebench.protections.secagg), in stage order
     SA_KEYS = "sa_keys"  # advertise keys: a client's two public keys
-    SA_NEIGHBOURS = "sa_neighbours"  # the server: each client's neighbours and their public keys
+    SA_NEIGHBOURS = "sa_neighbours"  # the server: each client's neighbours and their keys (active: every member's)
     SA_SHARES = "sa_shares"  # share keys: a client's sealed shares for its neighbours
     SA_INBOX = "sa_inbox"  # the server: the sealed shares addressed to a client
     SA_MASKED_CHUNK = "sa_masked_chunk"  # masked upload, chunk by chunk
     SA_MASKED = "sa_masked"  # the end of a masked upload
-    SA_UNMASK = "sa_unmask"  # the server: survivors and dropped clients whose shares to reveal
+    SA_SURVIVORS = "sa_survivors"  # the server (active model): the survivor set each survivor is asked to sign
+    SA_SIGNED = "sa_signed"  # a client's signature on the survivor set it was told (active model)
+    SA_UNMASK = "sa_unmask"  # the server: survivors and dropped clients whose shares to reveal (active: signatures)
     SA_REVEAL = "sa_reveal"  # a client's revealed shares
 
     # secret sharing (hebench.protections.sharing): client <-> share holders
@@ -63,6 +65,7 @@ class MessageKind(StrEnum):
     SHARE_CHUNK = "share_chunk"
     SHARE_SUM = "share_sum"  # the end of a holder's sum of shares
     SHARE_SUM_CHUNK = "share_sum_chunk"
+    SUM_DIGEST = "sum_digest"  # a client's digest of the coordinator's sum it rebuilt from, to every holder
 
     # Flower's run hub (hebench.runtime.flower): records and oracle vectors from the nodes
     RECORD = "record"

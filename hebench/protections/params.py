@@ -22,6 +22,12 @@ class ModeParams(BaseModel):
         """Aggregator processes beside the main one (non-colluding share holders)."""
         return 0
 
+    @property
+    def variant(self) -> str | None:
+        """The variant of the mode these parameters run, where it has threat rules of its own
+        (``ModeSpec.variant_threats``); None: the mode's ``threats``."""
+        return None
+
     def security(self, clients: int) -> dict[str, Any] | None:
         """What the configuration record says about this protocol's strength, for ``clients`` per round."""
         return None

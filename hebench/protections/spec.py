@@ -59,10 +59,14 @@ class ModeSpec:
     params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)
     helper_party: str | None = None  # "module:function": body of each extra aggregator process (share holders)
     helpers: int = 0  # helper processes of a mode without its own params (decryptor-he: its decryptor)
-    helper_doors: tuple[str, ...] = ("public", "aggregator")  # the doors a helper process may use
+    # the doors a helper process knocks at (hebench.fl.party's door names: "aggregator", "key-authority/decryptor");
+    # a helper that knocks nowhere keeps a door of its own that admits the clients (secret sharing's share holders)
+    helper_doors: tuple[str, ...] = ()
     helper_dials: bool = False  # a helper is told where the key authority and the aggregator listen (it dials)
     aggregator_peers: tuple[str, ...] = ()  # helpers that dial the aggregator, by their hello role
     threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (the mode's spec module)
+    # (variant, its rules): a variant its params choose (``ModeParams.variant``) whose rules replace ``threats``
+    variant_threats: tuple[tuple[str, tuple[ThreatRule, ...]], ...] = ()
     # "module:function": the key authority's loop where the secret set goes to one helper, not to the key holders
     # of the common path (decryptor-he): (party context, clients' door, aggregator's door, helper's door, records)
     key_service: str | None = None
@@ -93,6 +97,16 @@ class ModeSpec:
         """Every update the aggregator receives in this mode is ciphertext (selective: its masked part)."""
         return self.attacker_view is AttackerView.NOTHING
 
+    def rules(self, params: ModeParams | None = None) -> tuple[ThreatRule, ...]:
+        """The threat rules of the variant ``params`` choose (the mode's ``threats`` without one)."""
+        variant = params.variant if params is not None else None
+        return dict(self.variant_threats).get(variant, self.threats) if variant is not None else self.threats
+
+    @property
+    def every_rule(self) -> tuple[ThreatRule, ...]:
+        """The rules of every variant (``threats`` first), each once."""
+        return tuple(dict.fromkeys((*self.threats, *(r for _, rules in self.variant_threats for r in rules))))
+
     def outcome(
         self,
         adversary: Adversary,
@@ -103,11 +117,13 @@ class ModeSpec:
         selective: bool = False,
         clients: int = 1,
         holders: int = 0,
+        params: ModeParams | None = None,
     ) -> Outcome:
-        """What ``adversary`` obtains from a configuration of this mode (ValueError where it is not defined)."""
+        """What ``adversary`` obtains from a configuration of this mode with ``params`` (ValueError where it is not
+        defined)."""
         return resolve_threat(
             self.name,
-            self.threats,
+            self.rules(params),
             adversary,
             k=k,
             strategy=strategy,

@@ -31,6 +31,10 @@ class SecAggParams(ModeParams):
     # each client seals a hash of the global model it holds into its shares for its neighbours; a mismatch
     # (an aggregator that sent clients different models) aborts the round: see docs/threats.md
     model_check: bool = False
+    # active: clients sign what they advertise (the trusted set-up's roster), derive their neighbours from the signed
+    # member list and reveal shares only after a consistency round (Bonawitz et al. CCS 2017); honest-but-curious:
+    # the aggregator hands out neighbour lists and survivor sets that clients take on trust (SecAgg+ as Flower's)
+    model: Literal["active", "honest-but-curious"] = "active"
 
     @field_validator("quantization_range")
     @classmethod
@@ -58,9 +62,31 @@ class SecAggParams(ModeParams):
             raise ValueError(f"modulus {self.modulus} must exceed quantization_range {self.quantization_range}")
         return self
 
+    @property
+    def variant(self) -> str:
+        """Its threat rules' variant (``ModeSpec.variant_threats``): the adversary model the protocol runs in."""
+        return self.model
+
+    def quorum(self, population: int) -> int:
+        """Active model: the matching survivor-set signatures a client needs before it reveals a share, of a round
+        drawn for ``population`` clients: more than half, so two different survivor sets never both gather them."""
+        return population // 2 + 1
+
+    def min_members(self, population: int) -> int:
+        """The fewest members a round of ``population`` may go on with at any stage: t (no secret is ever shared
+        below its threshold), and in the active model the quorum too (fewer could never unmask)."""
+        t = self.reconstruction_threshold
+        return max(t, self.quorum(population)) if self.model == "active" else t
+
     def check_clients(self, clients: int) -> None:
         """The masked sum of ``clients`` quantised updates (each at most quantization_range) must stay below
-        the modulus, or it wraps and the unmasked average is garbage."""
+        the modulus, or it wraps and the unmasked average is garbage; and a round needs at least t clients."""
+        if clients < self.reconstruction_threshold:
+            raise ValueError(
+                f"secagg: {clients} clients per round are fewer than reconstruction_threshold "
+                f"{self.reconstruction_threshold}, so no round could share its secrets; lower "
+                f"reconstruction_threshold (and num_shares) or raise clients_per_round"
+            )
         if clients * self.quantization_range >= self.modulus:
             raise ValueError(
                 f"secagg: {clients} clients per round x quantization_range {self.quantization_range} reach modulus "
@@ -83,6 +109,7 @@ class SecAggParams(ModeParams):
         bits = SEED_BITS[self.prg]
         return {
             "protocol": "secagg+",
+            "model": self.model,
             "prg": self.prg,
             "mask_seed_bits": bits,
             "neighbours": k,

@@ -11,11 +11,17 @@ keys, it is no member; after its keys but before its shares, no neighbour holds 
 before its masked upload, its pairwise masks are rebuilt as for any dropout; in the middle of it, the sum is
 spoiled and the round skipped; during unmask, its input counts and its reveal is missing (the others' shares
 must reach the threshold).
+
+A round goes on only with ``params.min_members`` members at every stage (t; in the active model also more than
+half of the clients it was drawn for): with fewer it is skipped, so no sum ever covers fewer. In the active model
+(``params.model``) it sends every member the signed member list in place of neighbour lists (each client derives
+its neighbours and weight), and runs the consistency round before the unmask: the survivors sign the survivor set,
+and it hands the signatures to every signer with the unmask request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,6 +47,7 @@ from hebench.protections.secagg.common import (
     wire_dtype,
 )
 from hebench.protections.secagg.mask_prg import mask_stream
+from hebench.protections.secagg.members import MemberList
 from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.stages import Key, Stage
 from hebench.protections.selective.split import PLAIN
@@ -75,11 +82,11 @@ class SecAggResult:
 class SecAggServer:
     """The aggregator's half of one SecAgg+ round: one method per stage, as Flower's ``SecAggPlusWorkflow``.
 
-    :meth:`run` drives the four stages over ``channels`` (each client has been told to train); each stage reads
-    what the earlier ones left on the instance. The masked uploads stream in chunk by chunk into one running sum;
-    the masks are removed from it chunk by chunk (``chunk_values`` values at a time), each expanded from its PRG
-    at the chunk's offset. A client whose connection closes is a dropout of the stage it was lost in
-    (``on_lost`` is told, once per client).
+    :meth:`run` drives the stages over ``channels`` (each client has been told to train; the round was drawn for
+    ``population`` clients, default: those channels); each stage reads what the earlier ones left on the instance.
+    The masked uploads stream in chunk by chunk into one running sum; the masks are removed from it chunk by chunk
+    (``chunk_values`` values at a time), each expanded from its PRG at the chunk's offset. A client whose connection
+    closes is a dropout of the stage it was lost in (``on_lost`` is told, once per client).
     """
 
     def __init__(
@@ -89,9 +96,13 @@ class SecAggServer:
         meter: PhaseMeter,
         chunk_values: int = DEFAULT_CHUNK_VALUES,
         on_lost: Callable[[int], None] | None = None,
+        population: int | None = None,
     ) -> None:
         self.channels, self.params, self.meter = channels, params, meter
         self.chunk_values, self.on_lost = chunk_values, on_lost
+        self.active = params.model == "active"
+        self.population = population if population is not None else len(channels)
+        self.minimum = params.min_members(self.population)  # members every stage must keep
         self.left: dict[int, str] = {}  # clients that said they left (hebench.faults): their phase
         self.lost: set[int] = set()  # clients whose connection closed
         # advertise keys
@@ -108,11 +119,15 @@ class SecAggServer:
         self.update_bytes: dict[int, int] = {}
         self.gone: dict[int, str] = {}  # every member not in the sum, with its phase
         self.spoiled_by: int | None = None  # a client lost in the middle of its masked upload
+        # consistency (active model)
+        self.signatures: dict[int, bytes] = {}  # each signer's signature on the survivor set
 
     def run(self) -> SecAggResult:
         self.advertise_keys()
         self.share_keys()
         self.collect_masked()
+        if self.active:
+            self.consistency()
         self.unmask()
         return self.result()
 
@@ -132,20 +147,35 @@ class SecAggServer:
                     )
                 else:
                     self.keys[i] = msg
-        if not self.keys:
-            gone = {**{i: "lost" for i in self.lost}, **self.left}
-            raise _failed("secagg: every client left before advertising its keys", gone)
+        self._keep_minimum(self.keys, "advertising its keys")
         members = sorted(self.keys)
-        samples = {i: int(self.keys[i].meta[Key.SAMPLES]) for i in members}
-        total = sum(samples.values())
-        self.weights = {i: samples[i] / total for i in members}
-        self.graph = ring_neighbours(members, self.params)  # as told: each one's share threshold follows from it
         check_headroom(len(members), self.params)
         with self.meter.phase(Stage.ADVERTISE_KEYS):
+            if self.active:  # every member gets the signed list and derives its neighbours and weight from it
+                listed = MemberList.from_keys(self.keys)
+                self.weights, self.graph = listed.weights(), listed.ring(self.params)
+                told = listed.message()
+                for i in members:
+                    self._send(i, told)
+                return
+            samples = {i: int(self.keys[i].meta[Key.SAMPLES]) for i in members}
+            total = sum(samples.values())
+            self.weights = {i: samples[i] / total for i in members}
+            self.graph = ring_neighbours(members, self.params)  # as told: each one's share threshold follows from it
             for i in members:
                 parts = tuple(p for j in self.graph[i] for p in self.keys[j].parts)
                 meta = {Key.WEIGHT: self.weights[i], Key.NEIGHBOURS: self.graph[i]}
                 self._send(i, Message(MessageKind.SA_NEIGHBOURS, meta, parts))
+
+    def _keep_minimum(self, members: Collection[int], before: str) -> None:
+        """Skip the round (Unrecoverable) when fewer than ``params.min_members`` are left."""
+        if len(members) < self.minimum:
+            gone = {**{i: "lost" for i in self.lost}, **self.left}
+            raise _failed(
+                f"secagg: {len(members)} clients are left after the others left before {before}, fewer than the "
+                f"{self.minimum} a round must keep",
+                gone,
+            )
 
     def share_keys(self) -> None:
         """Stage 2: each member's sealed shares, checked to go to its neighbours only and relayed to them."""
@@ -170,6 +200,7 @@ class SecAggServer:
                 self._send(j, Message(MessageKind.SA_INBOX, {Key.FROM: senders}, tuple(b for _, b in inbox[j])))
         self.sharers = sorted(sealed)  # lost before sharing: nobody holds its shares or masks with it
         self.pairs = {i: [j for j in self.graph[i] if j in sealed] for i in self.sharers}
+        self._keep_minimum(self.sharers, "sharing its keys")
 
     def collect_masked(self) -> None:
         """Stage 3: the sharers' masked uploads, streamed into one running sum; who survived, who dropped."""
@@ -199,16 +230,57 @@ class SecAggServer:
         self.dropped = sorted(set(self.sharers) - set(masked))
         self.gone = {**{i: "lost" for i in self.lost}, **self.left}
         self.spoiled_by = got.spoiled_by
-        if not self.survivors:
-            raise _failed("secagg: every client dropped out before its masked upload", self.gone)
+        if len(self.survivors) < self.minimum:
+            raise _failed(
+                f"secagg: {len(self.survivors)} masked uploads arrived, fewer than the {self.minimum} a round must "
+                "keep",
+                {**{i: "lost" for i in self.dropped}, **self.gone},
+            )
+
+    def consistency(self) -> None:
+        """Active model: each survivor is told the survivor set and signs it; the signatures are kept for the
+        unmask request (a client reveals nothing without more than half the round's)."""
+        with self.meter.phase(Stage.CONSISTENCY):
+            told = Message(MessageKind.SA_SURVIVORS, {Key.SURVIVORS: self.survivors})
+            asked = [i for i in self.survivors if self._send(i, told)]
+            for i in asked:
+                msg = self._recv(i)
+                if msg is None:  # lost after its masked upload: its input counts, it signs nothing
+                    continue
+                if msg.kind == MessageKind.LEAVE:  # left after its masked upload
+                    self.left[i] = str(msg.meta.get("phase", "unknown"))
+                    continue
+                if msg.kind != MessageKind.SA_SIGNED or len(msg.parts) != 1:
+                    raise PartyError(
+                        f"expected 'sa_signed' from {self.channels[i].peer}, got '{msg.kind}'", "protocol mismatch"
+                    )
+                self.signatures[i] = msg.parts[0]
+        quorum = self.params.quorum(self.population)
+        if len(self.signatures) < quorum:
+            err = Unrecoverable(
+                f"secagg: {len(self.signatures)} survivors signed the survivor set, fewer than the {quorum} (more "
+                "than half of the round) a client needs before it reveals a share",
+                "the round is skipped; keep more clients alive through the consistency round",
+            )
+            err.left = {**{i: "lost" for i in self.dropped}, **self.gone, **self.left}
+            raise err
 
     def unmask(self) -> None:
         """Stage 4: the survivors reveal the shares of the survivors' seeds and of the dropped clients' mask keys;
         every mask is removed from the sum."""
         with self.meter.phase(Stage.UNMASK):
             reveal = {}
-            told = {Key.SURVIVORS: self.survivors, Key.DROPPED: self.dropped}
-            asked = [i for i in self.survivors if self._send(i, Message(MessageKind.SA_UNMASK, told))]
+            if self.active:  # each signer gets every signature, and decides itself what to reveal
+                told = sorted(self.signatures)
+                request = Message(
+                    MessageKind.SA_UNMASK,
+                    {Key.SURVIVORS: self.survivors, Key.SIGNERS: told},
+                    tuple(self.signatures[i] for i in told),
+                )
+            else:
+                told = self.survivors
+                request = Message(MessageKind.SA_UNMASK, {Key.SURVIVORS: self.survivors, Key.DROPPED: self.dropped})
+            asked = [i for i in told if self._send(i, request)]
             for i in asked:
                 msg = self._recv(i)
                 if msg is None:  # lost after its masked upload: its input counts, its shares do not come
@@ -285,9 +357,10 @@ def collect_secagg(
     meter: PhaseMeter,
     chunk_values: int = DEFAULT_CHUNK_VALUES,
     on_lost: Callable[[int], None] | None = None,
+    population: int | None = None,
 ) -> SecAggResult:
-    """Run the four stages with the clients on ``channels`` (see :class:`SecAggServer`)."""
-    return SecAggServer(channels, params, meter, chunk_values, on_lost).run()
+    """Run the stages with the clients on ``channels`` (see :class:`SecAggServer`)."""
+    return SecAggServer(channels, params, meter, chunk_values, on_lost, population).run()
 
 
 def _failed(problem: str, left: dict[int, str]) -> Unrecoverable:
@@ -368,7 +441,7 @@ def secagg_round(agg: Aggregator, chosen: list[int], adapter: HEAdapter) -> Coll
     alive = {i: agg.channels[i] for i in chosen if i in agg.channels}  # a client lost in an earlier round is out
     earlier = {i: "lost" for i in chosen if i not in alive}
     try:
-        result = collect_secagg(alive, params, agg.meter, chunk_values, agg.lose)
+        result = collect_secagg(alive, params, agg.meter, chunk_values, agg.lose, population=len(chosen))
     except Unrecoverable as err:  # too many of a client's share holders left: the round fails, the run goes on
         return Collected((), 0, {}, {}, {}, left={**earlier, **err.left}, failed=err.problem)
 
