@@ -17,11 +17,12 @@ from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext
+from hebench.fl.party import AGGREGATOR_DOOR, PUBLIC_DOOR, PartyContext, client_index
+from hebench.fl.peers import admit_parties, proven_client
 from hebench.fl.running_sum import RunningSum, SumStream, Update
 from hebench.fl.streams import receive_uploads, send_aggregate
 from hebench.net.messages import MessageKind
-from hebench.net.transport import Channel, Message, accept, connect, listen
+from hebench.net.transport import Channel, Message, connect, listen
 from hebench.protections.spec import resolve
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
 
@@ -303,38 +304,50 @@ class Aggregator:
 
 def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None:
     creds = ctx.credentials
-    assert creds.aggregator is not None and creds.public is not None
     tls = ctx.tls_for("aggregator")
-    listener = listen(creds.aggregator, tls=tls)
+    listener = listen(creds.door(AGGREGATOR_DOOR), tls=tls)  # each client (or helper) by its own key
     control.send(listener.address)
     ka_address = control.recv()
     ka = connect(
         ka_address,
-        creds.public,
+        creds.key(PUBLIC_DOOR),
         "key authority",
         ctx.timeout_s,
         ctx.transcript("aggregator-keys"),
         tls=tls,
         server="key-authority",
         retry_s=ctx.suite.measure.setup_timeout_s,
+        party="aggregator",
     )
     ka.send(Message(MessageKind.HELLO, {"role": "aggregator"}))
+    spec = ctx.config.spec
+
+    def identify(channel: Channel, hello: Message) -> int | str:
+        """A helper (its hello role, from a helper's key) or the client the peer proved to be."""
+        role = hello.meta.get("role")
+        if role in spec.aggregator_peers:
+            if client_index(channel.party) is not None or channel.party is None:
+                raise PartyError(f"'{channel.party}' said it is the {role}", "a client speaks for itself only")
+            return str(role)
+        return proven_client(channel, hello)
+
+    arrived = admit_parties(
+        listener, ctx.suite.data.clients + len(spec.aggregator_peers), ctx.timeout_s, "aggregator's door", identify
+    )
     channels: dict[int, Channel] = {}
     samples: dict[int, int] = {}
     peers: dict[str, Channel] = {}  # helpers of the mode that dial in (decryptor-he's decryptor)
-    for _ in range(ctx.suite.data.clients + len(ctx.config.spec.aggregator_peers)):
-        ch = accept(listener, "a client", ctx.timeout_s, None)
-        hello = ch.recv(MessageKind.HELLO).meta
-        if hello.get("role") in ctx.config.spec.aggregator_peers:
-            ch.peer = str(hello["role"])
-            ch.record_to(ctx.transcript(f"aggregator-from-{ch.peer}"))
-            peers[ch.peer] = ch
+    for who, arrival in arrived.items():
+        ch = arrival.channel
+        if isinstance(who, str):
+            ch.peer = who
+            ch.record_to(ctx.transcript(f"aggregator-from-{who}"))
+            peers[who] = ch
             continue
-        index = int(hello["client"])
-        samples[index] = int(hello["samples"])
-        ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.spec.needs_engines else "")
-        ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
-        channels[index] = ch
+        samples[who] = int(arrival.hello.meta["samples"])
+        ch.peer = f"client {who}" + (" (via its engine)" if spec.needs_engines else "")
+        ch.record_to(ctx.transcript(f"aggregator-from-client-{who}"))
+        channels[who] = ch
     listener.close()
     agg = Aggregator(ctx, ka, channels, records, samples)
     agg.peers = peers

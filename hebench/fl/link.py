@@ -22,7 +22,7 @@ from hebench.fl.chunks import DEFAULT_CHUNK_VALUES, chunks_of
 from hebench.fl.cipher import Cipher, KeyHolderCipher, plain_cipher
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.party import AGGREGATOR_DOOR, KEY_HOLDERS_DOOR, PartyContext, Wiring, client_party
 from hebench.fl.shared_keys import SHARED_KEYS
 from hebench.fl.streams import AGGREGATE_CHUNKS, read_aggregate
 from hebench.net.messages import MessageKind
@@ -135,25 +135,28 @@ class DirectLink(Link):
         super().close()
 
 
-def _dial(ctx: PartyContext, address: Any, credential: bytes | None, server: str, transcript: str) -> Channel:
-    """This client's channel to ``server`` (its door, certificate name and transcript), within set-up's retry."""
-    assert address is not None and credential is not None
+def _dial(ctx: PartyContext, address: Any, door: str, server: str, transcript: str) -> Channel:
+    """This client's channel to ``server`` at ``door`` (with its own key there; its certificate name and
+    transcript), within set-up's retry."""
+    assert address is not None
+    party = client_party(ctx.client_index)
     return connect(
         address,
-        credential,
+        ctx.credentials.key(door),
         server.replace("-", " "),
         ctx.timeout_s,
         ctx.transcript(transcript),
-        tls=ctx.tls_for(f"client-{ctx.client_index}"),
+        tls=ctx.tls_for(party),
         server=server,
         retry_s=ctx.suite.measure.setup_timeout_s,
+        party=party,
     )
 
 
 def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
     """This client's channel to the key authority (key holders' door), hello sent."""
     index = ctx.client_index
-    ka = _dial(ctx, wiring.key_authority, ctx.credentials.key_holder, "key-authority", f"client-{index}-keys")
+    ka = _dial(ctx, wiring.key_authority, KEY_HOLDERS_DOOR, "key-authority", f"client-{index}-keys")
     ka.send(Message(MessageKind.HELLO, {"role": "client", "client": index}))
     return ka
 
@@ -161,7 +164,7 @@ def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
 def dial_aggregator(ctx: PartyContext, wiring: Wiring, samples: int) -> Channel:
     """This client's channel to the aggregator, hello (with its sample count) sent."""
     index = ctx.client_index
-    agg = _dial(ctx, wiring.aggregator, ctx.credentials.aggregator, "aggregator", f"client-{index}")
+    agg = _dial(ctx, wiring.aggregator, AGGREGATOR_DOOR, "aggregator", f"client-{index}")
     agg.send(Message(MessageKind.HELLO, {"role": "client", "client": index, "samples": samples}))
     return agg
 
@@ -173,6 +176,6 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
         with meter.phase("keys"):
             ka = dial_key_authority(ctx, wiring)
         load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
-        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)
-        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
+        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)  # takes pushes as they arrive
+        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ring.close)
     return DirectLink(dial_aggregator(ctx, wiring, samples), cipher, ctx.suite.runtime.chunk_values)

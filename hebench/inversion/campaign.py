@@ -17,7 +17,9 @@ from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.views.conduits import Protocol
 from hebench.protections import AttackerView
-from hebench.protections.threats import Adversary, Conduit, NotDefined, Obtains, Outcome, Strategy
+from hebench.protections.dp.threats import NOISED
+from hebench.protections.selective.threats import visible_rule
+from hebench.protections.threats import Adversary, Conduit, NotDefined, Obtains, Outcome, Strategy, conduit_rule
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
@@ -67,15 +69,21 @@ def threat_plan(suite: Suite, config: Configuration, threat: ThreatSpec, outcome
         clients = max(threat.clients, outcome.clients)
     elif obtains is Obtains.VICTIM:
         clients = 1
-    conduit = config.spec.conduit(outcome)
-    protocol = Protocol(mode, config.adapter, config.params).dumps() if conduit else None
+    evidence = outcome.evidence
+    if obtains is Obtains.VISIBLE:  # a selective configuration's plaintext part: selective's own rule shows it
+        evidence = getattr(visible_rule(adversary), "evidence", evidence)
+    rule = conduit_rule(config.spec.conduits, outcome)
+    conduit = None if rule is None else rule.conduit
+    protocol = None
+    if rule is not None:
+        protocol = Protocol(mode, config.adapter, config.params, config.transport, rule.view).dumps()
     return {
         "clients": clients,
         "adversary": adversary.value,
         "k": outcome.k,
         "strategy": outcome.strategy.value if outcome.strategy else None,
         "obtains": obtains.value,
-        "evidence": outcome.evidence,
+        "evidence": evidence,
         "config": config.label,
         "conduit": conduit,
         "protocol": protocol,
@@ -236,7 +244,8 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
 def _same_attack(plan: AttackPlan) -> AttackPlan:
     """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter;
     who the adversary is doesn't either once what it obtains is fixed (the same view, through the same conduit:
-    k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency)."""
+    k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency).
+    A red-team view is each adversary's own live round: never shared with another adversary's."""
     protocol = plan.protocol
     if plan.conduit == Conduit.SECAGG and protocol is not None:  # the model check does not change an honest round's sum
         p = Protocol.of(protocol)
@@ -245,12 +254,12 @@ def _same_attack(plan: AttackPlan) -> AttackPlan:
         plan,
         label="",
         protocol=protocol,
-        adversary="",
+        adversary=plan.adversary if plan.conduit == Conduit.RED_TEAM else "",
         obtains=None,
         evidence=None,
         config=None,
-        k=plan.k if plan.conduit in (Conduit.SHARES, Conduit.SECAGG) else 0,
-        strategy=plan.strategy if plan.conduit == Conduit.SECAGG_INCONSISTENCY else None,
+        k=plan.k if plan.conduit in (Conduit.SHARES, Conduit.SECAGG, Conduit.RED_TEAM) else 0,
+        strategy=plan.strategy if plan.conduit in (Conduit.SECAGG_INCONSISTENCY, Conduit.RED_TEAM) else None,
     )
     sel = plan.selective
     if plan.view == "selective" and sel is not None and sel.mask != "layers" and sel.ratio in (0.0, 1.0):
@@ -308,7 +317,9 @@ def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, An
     public = load_federated(plan.data, plan.seed).test_x.numpy()
     bound = bound_for(plan.dp, plan.local_steps or 1, plan.clients, public, plan.success_ssim)
     success = summarize([public_record(r) for r in records], plan.success_ssim).get("success") or {"k": 0, "n": 0}
-    return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"]))}
+    # client level: the red-team test that what an adversary obtains is the clipped update and noise it cannot remove
+    evidence = {"evidence": NOISED.evidence} if plan.dp.level == "client" else {}
+    return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"])), **evidence}
 
 
 def check_malicious_models(plans: list[AttackPlan]) -> None:
@@ -321,7 +332,13 @@ def check_malicious_models(plans: list[AttackPlan]) -> None:
     from hebench.inversion.evaluate import init_model
     from hebench.inversion.views.inconsistency import dead_model
 
-    for model, data, seed in {(p.model, p.data, p.seed) for p in plans if p.conduit == "secagg-inconsistency"}:
+    crafted = {
+        (p.model, p.data, p.seed)
+        for p in plans
+        if p.conduit == Conduit.SECAGG_INCONSISTENCY
+        or (p.conduit == Conduit.RED_TEAM and p.strategy == Strategy.MODEL_INCONSISTENCY.value)
+    }
+    for model, data, seed in crafted:
         shape = load_federated(data, seed).input_shape
         dead_model(init_model(model, shape, 10, seed), torch.rand(2, *shape))
 

@@ -27,6 +27,22 @@ class ModelInputs:
     end_of_text: int | None = None
 
 
+class DescribesInputs(Protocol):
+    """What :func:`model_inputs` reads (a :class:`~hebench.data.federated.FederatedData`)."""
+
+    @property
+    def input_shape(self) -> tuple[int, ...]: ...
+    @property
+    def num_classes(self) -> int: ...
+    @property
+    def end_of_text(self) -> int | None: ...
+
+
+def model_inputs(data: DescribesInputs) -> ModelInputs:
+    """What federated ``data`` tells its model's builder."""
+    return ModelInputs(data.input_shape, data.num_classes, data.end_of_text)
+
+
 @dataclass(frozen=True)
 class ParameterCounts:
     total: int  # every parameter of the model (tied ones once)

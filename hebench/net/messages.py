@@ -65,6 +65,7 @@ class MessageKind(StrEnum):
     SHARE_CHUNK = "share_chunk"
     SHARE_SUM = "share_sum"  # the end of a holder's sum of shares
     SHARE_SUM_CHUNK = "share_sum_chunk"
+    SUM_DIGEST = "sum_digest"  # a client's digest of the coordinator's sum it rebuilt from, to every holder
 
     # Flower's run hub (hebench.runtime.flower): records and oracle vectors from the nodes
     RECORD = "record"

@@ -59,7 +59,9 @@ class ModeSpec:
     params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)
     helper_party: str | None = None  # "module:function": body of each extra aggregator process (share holders)
     helpers: int = 0  # helper processes of a mode without its own params (decryptor-he: its decryptor)
-    helper_doors: tuple[str, ...] = ("public", "aggregator")  # the doors a helper process may use
+    # the doors a helper process knocks at (hebench.fl.party's door names: "aggregator", "key-authority/decryptor");
+    # a helper that knocks nowhere keeps a door of its own that admits the clients (secret sharing's share holders)
+    helper_doors: tuple[str, ...] = ()
     helper_dials: bool = False  # a helper is told where the key authority and the aggregator listen (it dials)
     aggregator_peers: tuple[str, ...] = ()  # helpers that dial the aggregator, by their hello role
     threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (the mode's spec module)

@@ -98,22 +98,31 @@ class Conduit(StrEnum):
     SHARES = "shares"  # the round's additive shares; k colluding holders add theirs
     SECAGG = "secagg"  # a real SecAgg+ round; colluding clients subtract their own updates
     SECAGG_INCONSISTENCY = "secagg-inconsistency"  # a real SecAgg+ round where the non-victims hold a dead model
+    # the live protocol with the adversary's own party in it: the rule's ``view`` names the mode's red-team view
+    # (:mod:`hebench.protections.red_team`), e.g. a lying aggregator among honest clients on loopback
+    RED_TEAM = "red-team"
 
     @property
     def whole_round(self) -> bool:
         """The conduit runs every client of a round (not only the victim's upload)."""
-        return self in (Conduit.SECAGG, Conduit.SECAGG_INCONSISTENCY)
+        return self in (Conduit.SECAGG, Conduit.SECAGG_INCONSISTENCY, Conduit.RED_TEAM)
 
 
 @dataclass(frozen=True)
 class ConduitRule:
     """A mode's conduit for the outcomes it fits: adversaries (empty: any), what they obtain (None: anything) and
-    strategy (None: any)."""
+    strategy (None: any). A :attr:`Conduit.RED_TEAM` rule names its ``view`` by import path (``"module:function"``,
+    a :data:`hebench.protections.red_team.RedTeamView`), so a protection plugs its adversary in from its spec."""
 
     conduit: Conduit
     adversaries: tuple[Adversary, ...] = ()
     obtains: Obtains | None = None
     strategy: Strategy | None = None
+    view: str | None = None  # RED_TEAM: the mode's red-team view, "module:function"
+
+    def __post_init__(self) -> None:
+        if (self.conduit is Conduit.RED_TEAM) != (self.view is not None):
+            raise ValueError("a red-team conduit names its view (module:function), and only it does")
 
     def fits(self, outcome: Outcome) -> bool:
         return (
@@ -125,7 +134,13 @@ class ConduitRule:
 
 def conduit_of(rules: tuple[ConduitRule, ...], outcome: Outcome) -> Conduit | None:
     """The first of a mode's conduits that fits ``outcome`` (None: hebench has no real path for it)."""
-    return next((rule.conduit for rule in rules if rule.fits(outcome)), None)
+    rule = conduit_rule(rules, outcome)
+    return None if rule is None else rule.conduit
+
+
+def conduit_rule(rules: tuple[ConduitRule, ...], outcome: Outcome) -> ConduitRule | None:
+    """The first of a mode's conduit rules that fits ``outcome``, with its red-team view where it names one."""
+    return next((rule for rule in rules if rule.fits(outcome)), None)
 
 
 def threat_key(adversary: str | None, k: int | None = None, strategy: str | None = None) -> str:

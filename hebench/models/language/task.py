@@ -20,7 +20,7 @@ from hebench.models.language.next_token import block_loss, next_token_loss
 from hebench.models.task import ModelInputs, ParameterCounts
 
 
-def _vocabulary(spec: ModelSpec, inputs: ModelInputs) -> tuple[int, int]:
+def vocabulary(spec: ModelSpec, inputs: ModelInputs) -> tuple[int, int]:
     """(embedding rows, <|endoftext|> id): the tokenizer's vocabulary, or ``model.vocab_size`` rows covering it."""
     if inputs.end_of_text is None:
         raise ParameterError("a language model needs text encoded by a tokenizer", "use data.dataset: shakespeare")
@@ -41,12 +41,12 @@ class NextTokenTask:
         from hebench.models.language.build import build_language_model
 
         torch.manual_seed(seed)  # LoRA's A matrices
-        return build_language_model(spec, *_vocabulary(spec, inputs), seed)
+        return build_language_model(spec, *vocabulary(spec, inputs), seed)
 
     def counts(self, spec: ModelSpec, inputs: ModelInputs) -> ParameterCounts:
         from hebench.models.language.build import count_language_parameters
 
-        return ParameterCounts(*count_language_parameters(spec, *_vocabulary(spec, inputs)))
+        return ParameterCounts(*count_language_parameters(spec, *vocabulary(spec, inputs)))
 
     def loss(self, model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return block_loss(model, x)

@@ -3,15 +3,18 @@ what each adversary obtains."""
 
 from __future__ import annotations
 
-from hebench.protections.shared_rules import HE_KEY, KEYS_TAP, malicious
+from hebench.protections.shared_rules import HE_KEY
 from hebench.protections.spec import AttackerView, KeyHolders, ModeSpec
-from hebench.protections.threats import K_ALL_OTHERS, Adversary, Obtains, ThreatRule
+from hebench.protections.threats import Adversary, Obtains, Strategy, ThreatRule
 from hebench.protections.tls.spec import UNDER_TLS, in_the_clear
 
-MODE_TESTS = "tests/protections/decryptor_he/test_decryptor_mode.py"
-SEALED = f"{MODE_TESTS}::test_the_aggregator_sees_ciphertext_and_sealed_aggregates_only"
-NO_SECRET = f"{MODE_TESTS}::test_a_colluding_clients_key_set_has_no_secret_key"
-ONLY_DECRYPTOR = f"{MODE_TESTS}::test_only_the_decryptor_holds_the_secret_key"
+RED_TEAM = "tests/protections/decryptor_he/test_red_team.py"
+SEALED = f"{RED_TEAM}::test_red_team_decryptor_he_aggregator"
+ONE_VICTIM_PER_ROUND = f"{RED_TEAM}::test_red_team_decryptor_he_colluding_clients_one_victim_per_round"
+DECRYPTOR_KEY = f"{RED_TEAM}::test_red_team_decryptor_he_key_holder"
+INCONSISTENCY = f"{RED_TEAM}::test_red_team_decryptor_he_malicious_aggregator_model_inconsistency"
+TRAP_WEIGHTS = f"{RED_TEAM}::test_red_team_decryptor_he_malicious_aggregator_trap_weights"
+WIRE = f"{RED_TEAM}::test_red_team_decryptor_he_observer_without_tls"
 
 THREATS = (
     ThreatRule(
@@ -22,33 +25,36 @@ THREATS = (
     ),
     ThreatRule(
         Adversary.COLLUDING_CLIENTS,
-        Obtains.SUM,
-        NO_SECRET,
-        "no client holds a secret key; a colluder opens only the round's aggregate",
-        k_at_least=1,
-    ),
-    ThreatRule(
-        Adversary.COLLUDING_CLIENTS,
         Obtains.VICTIM,
-        NO_SECRET,
-        "the aggregate minus every other client's own update is the victim's",
-        k_at_least=K_ALL_OTHERS,
+        ONE_VICTIM_PER_ROUND,
+        "the decryptor cannot tell an aggregate from one upload: the aggregator hands it one victim's upload and a "
+        "colluder opens the sealed answer, one victim per round (it opens one aggregate of the model's length per "
+        "round of the run: glued uploads are refused)",
+        k_at_least=1,
     ),
     ThreatRule(
         Adversary.KEY_HOLDER,
         Obtains.EVERY_UPDATE,
-        ONLY_DECRYPTOR,
+        DECRYPTOR_KEY,
         "the decryptor holds the secret key set: with it the aggregator decrypts every upload",
     ),
-    *malicious(
+    ThreatRule(
+        Adversary.MALICIOUS,
         Obtains.NOTHING,
-        SEALED,
-        "whatever it sends the decryptor (even one client's ciphertext), the answer is sealed to the clients; "
-        "with one colluding client, model inconsistency or substitution gives it one victim per round",
+        INCONSISTENCY,
+        "whatever it sends the decryptor (even one client's ciphertext), the answer is sealed to the clients",
+        strategy=Strategy.MODEL_INCONSISTENCY,
+    ),
+    ThreatRule(
+        Adversary.MALICIOUS,
+        Obtains.NOTHING,
+        TRAP_WEIGHTS,
+        "trap weights reach the clients' models, but their next uploads reach it as ciphertext only",
+        strategy=Strategy.TRAP_WEIGHTS,
     ),
     in_the_clear(
         Obtains.EVERY_UPDATE,
-        KEYS_TAP,
+        WIRE,
         "without TLS the key authority's secret key set crosses the wire to the decryptor in the clear",
     ),
     UNDER_TLS,
@@ -67,7 +73,7 @@ SPEC = ModeSpec(
     aggregation="hebench.protections.decryptor_he.decryptor:decrypt_aggregate",
     helper_party="hebench.protections.decryptor_he.decryptor:run_decryptor",
     helpers=1,
-    helper_doors=("engine", "aggregator"),  # the key authority admits the decryptor at its engine door
+    helper_doors=("key-authority/decryptor", "aggregator"),  # its own door at the key authority; the aggregator's
     helper_dials=True,
     aggregator_peers=("decryptor",),
     threats=THREATS,

@@ -1,11 +1,15 @@
 """The offload engine: holds the keys, encrypts the host's update, decrypts the aggregate.
 
 A long-lived server (``hebench engine serve``) that can run on a DPU. Two
-kinds of peer connect: the key authority (pushes a secret key set per epoch;
-with TLS only a peer whose certificate names it the key authority is
-accepted) and hosts (one session each; with TLS only the host its own
-certificate names: engine ``i`` serves host ``i``). An engine the local
-runtime started ends when the runtime tells it to, on its control pipe.
+kinds of peer connect: the key authority (pushes a secret key set per epoch,
+with the run's decryption allowance) and hosts (one session each). Who a peer
+is comes from its credential, never from its hello: with TLS, its certificate
+(only ``hebench-key-authority`` delivers keys; engine ``i`` serves host ``i``);
+an engine the local runtime started without TLS admits only its own host and
+the key authority, each by its own door key (:mod:`hebench.net.door_keys`). An
+engine decrypts at most one aggregate of the model's length per round of a run,
+for its own host (:mod:`hebench.fl.allowance`), whichever session asks. An
+engine the local runtime started ends when the runtime tells it to, on its control pipe.
 Unauthenticated peers wait in a bounded handshake pool
 (:mod:`hebench.net.admission`). For a session the engine dials the
 aggregator as that client's proxy: the host sends plaintext to the engine
@@ -31,12 +35,15 @@ import numpy as np
 
 from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import HebenchError, PartyError
+from hebench.fl.allowance import Allowance, Decryptions
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import KEY_AUTHORITY, client_party
 from hebench.fl.streams import AGGREGATE_CHUNKS
 from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
-from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, served_host
+from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, host_cn, served_host
+from hebench.net.door_keys import DoorKeys
 from hebench.net.limits import HANDSHAKE_S
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
@@ -50,7 +57,9 @@ class EngineConfig:
     host: str = "127.0.0.1"
     port: int = 0
     tls: TLSFiles | None = None
-    authkey: bytes | None = None  # shared key when running without TLS (local engines)
+    # without TLS: the door keys of its own host and the key authority (local engines), or one shared key
+    # (``hebench engine serve --authkey-file``: a trusted network, where a peer's word is all there is)
+    authkey: bytes | DoorKeys | None = None
     cores: tuple[int, ...] | None = None
     timeout_s: float = 900.0
     transcripts: str | None = None  # folder: keep every byte received (security tests)
@@ -73,6 +82,8 @@ class EngineServer:
         if config.cores:
             os.sched_setaffinity(0, set(config.cores))
         self._rings: dict[str, KeyRing] = {}  # run id -> key sets by epoch: a long-lived engine serves many runs
+        self._allowances: dict[str, Allowance] = {}  # run id -> what it may decrypt (from the key authority)
+        self._decryptions: dict[tuple[str, int], Decryptions] = {}  # (run, host) -> what it decrypted so far
         self._rings_lock = threading.Lock()
         self._tls = stream.server_context(config.tls) if config.tls else None
         # the one host this engine serves (engine-i.pem serves host-i); None: any host of its CA (an engine
@@ -90,6 +101,18 @@ class EngineServer:
             if run not in self._rings:
                 self._rings[run] = KeyRing(timeout_s=self.config.timeout_s)
             return self._rings[run]
+
+    def decryptions(self, run: str, host: int) -> Decryptions:
+        """What this engine decrypted for ``host`` in ``run``, against the allowance its key authority delivered
+        with the run's key sets (PartyError if none came: nothing is decrypted without one)."""
+        with self._rings_lock:
+            if run not in self._allowances:
+                raise PartyError(
+                    "no decryption allowance came with this run's key sets", "the key authority must deliver one"
+                )
+            if (run, host) not in self._decryptions:
+                self._decryptions[(run, host)] = Decryptions(self._allowances[run], f"the engine of host {host}")
+            return self._decryptions[(run, host)]
 
     def _transcript(self, name: str):
         if not self.config.transcripts:
@@ -149,33 +172,56 @@ class EngineServer:
             return cn == self.serves
         return (cn or "").startswith(HOST_CN_PREFIX)
 
+    def _is_key_authority(self, framed: stream.FramedSocket) -> bool:
+        """The peer proved it is the key authority: its certificate, or its own door key (a shared key proves
+        nothing beyond holding it)."""
+        if self._tls is not None:
+            return framed.peer_common_name() == KEY_AUTHORITY_CN
+        return framed.party == KEY_AUTHORITY if isinstance(self.config.authkey, DoorKeys) else True
+
+    def _host(self, framed: stream.FramedSocket, hello: dict[str, Any]) -> int:
+        """The host a session is for: the one its credential proves, which must be the client its hello names."""
+        client = int(hello["client"])
+        cn = framed.peer_common_name()
+        if self._tls is not None:
+            if not self._serves(cn):
+                raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
+            if cn != host_cn(client):
+                raise PartyError(f"'{cn}' opened a session as host {client}", "a host opens sessions as itself only")
+        elif isinstance(self.config.authkey, DoorKeys) and framed.party != client_party(client):
+            raise PartyError(
+                f"'{framed.party}' opened a session as host {client}",
+                "a host opens sessions as itself only, at its own engine",
+            )
+        return client
+
     def _handle(self, framed: stream.FramedSocket, address: str = "peer") -> None:
         channel = Channel(framed, "peer", self.config.timeout_s)  # type: ignore[arg-type]
         if self.config.max_frame_bytes:
             channel.max_frame = self.config.max_frame_bytes
         try:
             hello = channel.recv(MessageKind.HELLO)
-            role, cn = hello.meta.get("role"), framed.peer_common_name()
+            role = hello.meta.get("role")
             if role == "key_authority":
-                if self._tls and cn != KEY_AUTHORITY_CN:
-                    raise PartyError(f"refused key delivery from '{cn}'", "only the key authority may deliver keys")
+                if not self._is_key_authority(framed):
+                    who = framed.peer_common_name() or framed.party
+                    raise PartyError(f"refused key delivery from '{who}'", "only the key authority may deliver keys")
                 channel.peer = "key authority"
                 channel.record_to(self._transcript("engine-keys"))
                 self._receive_keys(channel)
             elif role == "host":
-                if not self._serves(cn):
-                    raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
-                channel.peer = f"host {hello.meta.get('client')}"
+                host = self._host(framed, hello.meta)
+                channel.peer = f"host {host}"
                 channel.record_to(self._transcript("engine-from-host"))
                 Session(self, channel, hello.meta).run()
             elif role == "service":  # a framework's client mod: encrypt/decrypt on request, results go back
-                if not self._serves(cn):
-                    raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
+                host = self._host(framed, hello.meta)
                 if not hello.meta.get("run"):
                     raise PartyError("the service session names no run", "update the host to this hebench version")
-                channel.peer = f"host {hello.meta.get('client')}"
+                run = str(hello.meta["run"])
+                channel.peer = f"host {host}"
                 channel.record_to(self._transcript("engine-from-host"))
-                ServiceSession(self.keys(str(hello.meta["run"])), channel).run()
+                ServiceSession(self.keys(run), channel, lambda: self.decryptions(run, host)).run()
             else:
                 raise PartyError(f"unknown role '{role}'", "connect as key_authority, host or service")
         except HebenchError as err:
@@ -199,7 +245,12 @@ class EngineServer:
                 return
             if msg.kind != MessageKind.KEYS:
                 raise PartyError(f"unexpected '{msg.kind}' from the key authority", "protocol mismatch")
-            self.keys(str(msg.meta.get("run", ""))).add(int(msg.meta["epoch"]), msg.parts[0])
+            run = str(msg.meta.get("run", ""))
+            if "allow" in msg.meta:
+                allowance = Allowance.from_json(msg.meta["allow"])
+                with self._rings_lock:
+                    self._allowances.setdefault(run, allowance)  # one allowance a run: a later one changes nothing
+            self.keys(run).add(int(msg.meta["epoch"]), msg.parts[0])
 
 
 class Session:
@@ -212,10 +263,19 @@ class Session:
         self.chunk_values = int(hello["chunk_values"])
         if not hello.get("run"):
             raise PartyError("the host's session names no run", "update the host to this hebench version")
-        self.keys = engine.keys(str(hello["run"]))
+        self.run_id = str(hello["run"])
+        self.keys = engine.keys(self.run_id)
         address = tuple(hello["aggregator"])
         authkey, config = bytes.fromhex(hello["authkey"]), engine.config
-        self.agg = connect(address, authkey, "aggregator", config.timeout_s, tls=config.upload_tls, server="aggregator")  # type: ignore[arg-type]
+        self.agg = connect(
+            address,  # type: ignore[arg-type]
+            authkey,  # the host's own key at the aggregator's door: this engine uploads as its proxy
+            "aggregator",
+            config.timeout_s,
+            tls=config.upload_tls,
+            server="aggregator",
+            party=client_party(self.client),
+        )
         self.meter = PhaseMeter()
 
     def run(self) -> None:
@@ -291,6 +351,7 @@ class Session:
     def _decrypt_to_host(self, adapter: Any, blob: bytes, meta: dict[str, Any]) -> None:
         with self.meter.phase("deserialize"):
             enc = adapter.deserialize(blob)
+        self.engine.decryptions(self.run_id, self.client).admit(int(meta["round"]), enc.length)  # before decrypting
         with self.meter.phase("decrypt"):
             values = adapter.decrypt(enc).astype("<f4")
         del enc

@@ -15,7 +15,7 @@ import numpy as np
 from hebench.fl.chunks import chunks_of
 from hebench.fl.link import Link, Opened
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.party import AGGREGATOR_DOOR, PartyContext, Wiring, client_party, engine_door
 from hebench.fl.streams import RESULT_CHUNKS, read_aggregate
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
 from hebench.net.messages import MessageKind
@@ -82,20 +82,21 @@ def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
     framed = dial(
         tuple(address),
         tls=tls,
-        authkey=None if tls else creds.engine,
+        authkey=None if tls else creds.key(engine_door(index)),  # this host's own key at its own engine's door
         peer=f"engine {index}",
         server_names=engine_names(index),
         retry_s=ctx.suite.measure.setup_timeout_s,
+        party=client_party(index),
     )
     engine = Channel(framed, f"engine {index}", ctx.timeout_s, ctx.transcript(f"client-{index}"))  # type: ignore[arg-type]
     mark_on_device(engine.conn)  # host <-> its engine stays inside the client's device
-    assert creds.aggregator is not None
     hello = {
         "role": "host",
         "client": index,
         "samples": samples,
         "aggregator": list(wiring.aggregator),
-        "authkey": creds.aggregator.hex(),  # the aggregator's upload door: the engine uploads as this client's proxy
+        # this host's key at the aggregator's door: the engine uploads as its proxy (and as nobody else)
+        "authkey": creds.key(AGGREGATOR_DOOR).hex(),
         "chunk_values": ctx.suite.offload.chunk_values,
         "run": ctx.run_id,
     }

@@ -3,44 +3,59 @@ obtains."""
 
 from __future__ import annotations
 
-from hebench.protections.shared_rules import HE_COLLUSION, HE_KEY, malicious
+from hebench.protections.shared_rules import HE_KEY
 from hebench.protections.spec import AttackerView, KeyHolders, ModeSpec
-from hebench.protections.threats import K_ALL_OTHERS, Adversary, Obtains, ThreatRule
-from hebench.protections.tls.spec import TCP_TAP, UNDER_TLS, in_the_clear
+from hebench.protections.threats import Adversary, Obtains, Strategy, ThreatRule
+from hebench.protections.tls.spec import UNDER_TLS, in_the_clear
 
-CIPHERTEXT_ONLY = "tests/protections/offload/test_offload_run.py::test_engine_to_aggregator_carries_ciphertext_only"
-NO_KEY_BYTES = "tests/protections/offload/test_offload_run.py::test_host_and_aggregator_never_receive_secret_key_bytes"
+RED_TEAM = "tests/protections/offload/test_red_team.py"
+AGGREGATOR_VIEW = f"{RED_TEAM}::test_red_team_offload_aggregator"
+ONE_VICTIM_PER_ROUND = f"{RED_TEAM}::test_red_team_offload_colluding_clients_one_victim_per_round"
+ENGINE_KEY = f"{RED_TEAM}::test_red_team_offload_key_holder"
+INCONSISTENCY = f"{RED_TEAM}::test_red_team_offload_malicious_aggregator_model_inconsistency"
+TRAP_WEIGHTS = f"{RED_TEAM}::test_red_team_offload_malicious_aggregator_trap_weights"
+WIRE = f"{RED_TEAM}::test_red_team_offload_observer_without_tls"
 
 THREATS = (
-    ThreatRule(Adversary.AGGREGATOR, Obtains.NOTHING, CIPHERTEXT_ONLY, "ciphertext under a key only the engines hold"),
     ThreatRule(
-        Adversary.COLLUDING_CLIENTS,
-        Obtains.SUM,
-        NO_KEY_BYTES,
-        "a client host holds no key; it gets the decrypted aggregate from its engine",
-        k_at_least=1,
+        Adversary.AGGREGATOR,
+        Obtains.NOTHING,
+        AGGREGATOR_VIEW,
+        "ciphertext under a key only the engines hold; no engine's door opens for any key it holds",
     ),
     ThreatRule(
         Adversary.COLLUDING_CLIENTS,
         Obtains.VICTIM,
-        NO_KEY_BYTES,
-        "the aggregate minus every other client's own update is the victim's",
-        k_at_least=K_ALL_OTHERS,
+        ONE_VICTIM_PER_ROUND,
+        "an engine cannot tell an aggregate from one upload: the aggregator hands a colluder's engine one victim's "
+        "upload as the aggregate, one victim per round (an engine opens one aggregate of the model's length per "
+        "round of the run, for its own host, with its key authority's keys only)",
+        k_at_least=1,
     ),
     ThreatRule(
         Adversary.KEY_HOLDER,
         Obtains.EVERY_UPDATE,
-        HE_COLLUSION,
+        ENGINE_KEY,
         "every engine holds the epoch's one secret key set: one engine decrypts every upload",
     ),
-    *malicious(
+    ThreatRule(
+        Adversary.MALICIOUS,
         Obtains.NOTHING,
-        CIPHERTEXT_ONLY,
-        "it sums ciphertexts it cannot open; only engines decrypt, for their own host",
+        INCONSISTENCY,
+        "it can hand hosts different aggregates (a dead model for the non-victims), but reads ciphertext only, and "
+        "no engine decrypts for it",
+        strategy=Strategy.MODEL_INCONSISTENCY,
+    ),
+    ThreatRule(
+        Adversary.MALICIOUS,
+        Obtains.NOTHING,
+        TRAP_WEIGHTS,
+        "it can add trap weights to the aggregate (public-key encryption), but reads the next uploads as ciphertext",
+        strategy=Strategy.TRAP_WEIGHTS,
     ),
     in_the_clear(
         Obtains.EVERY_UPDATE,
-        TCP_TAP,
+        WIRE,
         "without TLS the host streams its plaintext update to its engine in the clear",
     ),
     UNDER_TLS,

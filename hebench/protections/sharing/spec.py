@@ -3,7 +3,6 @@ what each adversary obtains."""
 
 from __future__ import annotations
 
-from hebench.protections.shared_rules import malicious
 from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.spec import AttackerView, KeyHolders, ModeSpec
 from hebench.protections.threats import (
@@ -13,24 +12,31 @@ from hebench.protections.threats import (
     Conduit,
     ConduitRule,
     Obtains,
+    Strategy,
     ThreatRule,
 )
 from hebench.protections.tls.spec import UNDER_TLS, in_the_clear
 
-SHARING_TESTS = "tests/protections/sharing/test_secret_sharing.py"
-UNIFORM_SHARE = f"{SHARING_TESTS}::test_one_aggregators_share_is_uniform_and_never_the_update"
-SUM_REBUILT = f"{SHARING_TESTS}::test_sum_of_per_aggregator_sums_equals_the_plain_integer_fedavg_numerator_exactly"
-FEWER_HOLDERS = "tests/inversion/test_threat_views.py::test_fewer_than_all_share_holders_see_uniform_words"
-ALL_HOLDERS = "tests/inversion/test_threat_views.py::test_all_share_holders_recover_every_update_exactly"
-HOLDERS_TAP = "tests/net/test_tls_doors.py::test_control_share_holder_traffic_over_tcp_is_readable"
+RED_TEAM = "tests/protections/sharing/test_red_team.py"
+AGGREGATOR_SHARE = f"{RED_TEAM}::test_red_team_secret_sharing_aggregator"
+FEWER_HOLDERS = (
+    f"{RED_TEAM}::test_red_team_secret_sharing_share_holders_fewer_than_all_aggregator_0_impersonates_clients"
+)
+ALL_HOLDERS = f"{RED_TEAM}::test_red_team_secret_sharing_share_holders_all_K_collude"
+ONE_COLLUDER = f"{RED_TEAM}::test_red_team_secret_sharing_colluding_clients_one"
+ALL_OTHERS = f"{RED_TEAM}::test_red_team_secret_sharing_colluding_clients_all_others"
+INCONSISTENCY = f"{RED_TEAM}::test_red_team_secret_sharing_malicious_aggregator_model_inconsistency"
+TRAP_WEIGHTS = f"{RED_TEAM}::test_red_team_secret_sharing_malicious_aggregator_trap_weights"
+WIRE = f"{RED_TEAM}::test_red_team_secret_sharing_observer_without_tls"
 
 THREATS = (
-    ThreatRule(Adversary.AGGREGATOR, Obtains.NOTHING, UNIFORM_SHARE, "one share of each update: uniform words"),
+    ThreatRule(Adversary.AGGREGATOR, Obtains.NOTHING, AGGREGATOR_SHARE, "one share of each update: uniform words"),
     ThreatRule(
         Adversary.SHARE_HOLDERS,
         Obtains.NOTHING,
         FEWER_HOLDERS,
-        "fewer than all K shares are uniform and independent of the update",
+        "fewer than all K shares are uniform; a holder knows a client by its own key (or certificate), so aggregator "
+        "0 cannot take client slots at a holder",
         k_at_least=1,
     ),
     ThreatRule(
@@ -43,25 +49,35 @@ THREATS = (
     ThreatRule(
         Adversary.COLLUDING_CLIENTS,
         Obtains.SUM,
-        SUM_REBUILT,
-        "clients rebuild the round's sum from the holders' sums",
+        ONE_COLLUDER,
+        "clients rebuild the round's sum from the holders' sums; a coordinator that hands clients different sums "
+        "(a dead model for all but a victim) is caught by the holders before the next round is summed",
         k_at_least=1,
     ),
     ThreatRule(
         Adversary.COLLUDING_CLIENTS,
         Obtains.VICTIM,
-        SUM_REBUILT,
+        ALL_OTHERS,
         "the rebuilt sum minus every other client's update is the victim's",
         k_at_least=K_ALL_OTHERS,
     ),
-    *malicious(
+    ThreatRule(
+        Adversary.MALICIOUS,
         Obtains.NOTHING,
-        UNIFORM_SHARE,
-        "the coordinator never holds more than one share of anything; clients rebuild the sum",
+        INCONSISTENCY,
+        "the coordinator holds one share of anything; different sums to different clients are caught by the holders",
+        strategy=Strategy.MODEL_INCONSISTENCY,
+    ),
+    ThreatRule(
+        Adversary.MALICIOUS,
+        Obtains.NOTHING,
+        TRAP_WEIGHTS,
+        "it may move every client's model (trap weights), but it reads one share of each next update: uniform words",
+        strategy=Strategy.TRAP_WEIGHTS,
     ),
     in_the_clear(
         Obtains.EVERY_UPDATE,
-        HOLDERS_TAP,
+        WIRE,
         "without TLS all K shares of each update cross the wire: their sum is the update",
     ),
     UNDER_TLS,

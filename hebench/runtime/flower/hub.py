@@ -182,12 +182,12 @@ class Hub:
 
 
 def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
-    """Process entry (``party_main``): ``ctx.credentials.public`` is the server door's credential."""
+    """Process entry (``party_main``): ``ctx.credentials.hub`` is the server door's credential."""
     settings: HubSettings = control.recv()
     tls = hub_tls(settings.tls_dir)
-    assert ctx.credentials.public is not None
+    assert ctx.credentials.hub is not None
     doors = {
-        "server": (open_door(settings.host, settings.ports[0], tls), ctx.credentials.public),
+        "server": (open_door(settings.host, settings.ports[0], tls), ctx.credentials.hub),
         "client": (open_door(settings.host, settings.ports[1], tls), settings.client_key),
     }
     engines = [tuple(e) for e in settings.engines]
