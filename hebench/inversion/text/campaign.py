@@ -2,7 +2,7 @@
 
 For every configuration (a TEE configuration is not attacked: its enclave is trusted) the aggregator's view and
 the single-update threat models the mode defines are rebuilt through the protections' own code
-(:mod:`.views`): ``raw`` (also over TLS, which ends at the aggregator), ``dp`` (client-level DP on a raw
+(:mod:`.views`): ``plain`` (the raw mode, also over TLS, which ends at the aggregator), ``dp`` (client-level DP on a raw
 upload), ``encrypted`` (host-HE, offload, decryptor-HE: the aggregator holds ciphertext) and host-HE's colluding
 client, ``selective`` (the configuration's mask over the victim's update, known to the adversary), secagg's sum
 of the round's clients and its model-inconsistency attack, secret sharing's one holder and all K holders. The
@@ -39,8 +39,9 @@ from hebench.inversion.text.views import (
     selective_view,
     shares_view,
 )
+from hebench.protections.spec import AttackerView, KeyHolders
+from hebench.protections.threats import Conduit
 
-ENCRYPTED_MODES = ("host-he", "offload", "decryptor-he")
 EXAMPLES = 3  # sequences per view shown beside the original
 
 
@@ -54,24 +55,31 @@ class TextView:
 
 
 def views_of(config: Configuration) -> list[TextView]:
-    """The views a configuration gives: the aggregator's, then the single-update threat models of its mode."""
-    label, mode = config.label, config.mode
+    """The views a configuration gives (its mode's spec says which): the aggregator's, then the single-update
+    threat models the mode defines (a colluding client holding the clients' key set, all share holders, a lying
+    secagg aggregator's model inconsistency)."""
+    label, spec = config.label, config.spec
     if config.tee is not None:
         return []
+    seen = spec.attacker_view
     if config.dp is not None:
-        return [TextView(label, "aggregator", "dp")] if mode == "raw" else []
+        return [TextView(label, "aggregator", "dp")] if seen is AttackerView.FULL_UPDATE else []
     if config.selective is not None:
         return [TextView(label, "aggregator", "selective")]
-    if mode == "raw":
-        return [TextView(label, "aggregator", "raw")]
-    if mode in ENCRYPTED_MODES:
+    conduits = {rule.conduit for rule in spec.conduits}
+    if seen is AttackerView.FULL_UPDATE:
+        return [TextView(label, "aggregator", "plain")]
+    if seen is AttackerView.NOTHING:
         views = [TextView(label, "aggregator", "encrypted")]
-        if mode == "host-he":
+        if spec.key_holders is KeyHolders.CLIENTS:  # every client holds the key set: a colluder decrypts
             views.append(TextView(label, "colluding client", "host-he-colluder"))
         return views
-    if mode == "secagg":
-        return [TextView(label, "aggregator", "secagg-sum"), TextView(label, "aggregator", "model-inconsistency")]
-    if mode == "secret-sharing":
+    if seen is AttackerView.SUM:
+        views = [TextView(label, "aggregator", "secagg-sum")]
+        if Conduit.SECAGG_INCONSISTENCY in conduits:
+            views.append(TextView(label, "aggregator", "model-inconsistency"))
+        return views
+    if seen is AttackerView.SHARES:
         return [TextView(label, "one share holder", "shares-1"), TextView(label, "all share holders", "shares-all")]
     return []
 
@@ -83,7 +91,7 @@ def skipped_of(config: Configuration) -> str | None:
     if config.tee is not None:
         return f"{config.label}: a TEE configuration (its enclave is trusted) is not attacked"
     if config.dp is not None:
-        return f"{config.label}: DP on mode {config.mode} has no text view yet (only DP on raw uploads)"
+        return f"{config.label}: DP on mode {config.mode} has no text view yet (only DP on plaintext uploads)"
     return f"{config.label}: mode {config.mode} has no text view yet"
 
 
@@ -104,13 +112,13 @@ def observe(
 ) -> TextObservation:
     """Build ``view``'s observation of the victim ``clients[0]`` (the others: the rest of its round)."""
     victim = clients[0]
-    if view.view == "raw":
+    if view.view == "plain":
         return raw_view(model, victim, training)
     if view.view == "dp":
         assert config.dp is not None
         return dp_view(model, victim, training, config.dp)
     if view.view == "encrypted":
-        return encrypted_view(model, victim, training, config.mode)
+        return encrypted_view(model, victim, training, config.spec.name)
     if view.view == "host-he-colluder":
         return host_he_colluder_view(model, victim, training, config.adapter or "tenseal-ckks", config.params)
     if view.view == "selective":
@@ -224,7 +232,7 @@ def attack_views(
                                 "reason": str(result.reason) if result.reason else None,
                                 "why": result.why,
                                 "references": references,
-                                "recovered": result.token_lists,
+                                "recovered_tokens": result.token_lists,
                                 **score.to_dict(),
                             }
                         )
