@@ -49,7 +49,7 @@ def example_lines(summaries: list[dict[str, Any]], per_view: int = 1) -> list[st
     for s in summaries:
         head = f"{s['config']} · {s['adversary']}: {s['view']} · b={s['batch_size']}"
         if s["why"]:
-            lines.append(f"{head}: nothing recovered in order ({s['why'][:160]})")
+            lines.append(f"{head}: nothing recovered in order ({s['why']})")
             if not any(e["recovered"] for e in s["examples"]):
                 continue
         for e in s["examples"][:per_view]:
