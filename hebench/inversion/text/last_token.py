@@ -7,16 +7,18 @@ is linear in the one-hot target: with the prefixes known, the update is ``g_know
 ``N``: the targets behind the update). So ``D = g_known - G/alpha`` (``alpha``: the update's scale, fitted) is a
 sum of one logit gradient per sequence, and ``<D, grad logit_{s,v}>`` scores every ``v`` at once: it is the
 directional derivative of sequence ``s``'s logits at ``L-2`` along ``D`` (central differences on a float64 copy
-of the model). The best-scoring token is taken, then each sequence is re-scored with the others' terms removed.
+of the model). The best-scoring token is taken, then each sequence is re-scored with the others' terms removed:
+the token whose logit gradient is closest to what is left (``|g_v|^2`` for every ``v`` from the Gram matrix of the
+final hidden state's Jacobian, the closest few checked exactly; the inner product alone favours large logit
+gradients: a pretrained base's confident tokens).
 Only the update's visible coordinates enter (hidden ones are unknown, left out). Exact for one local step;
-an approximation over several (the weights move between steps). Known limit: the score is an inner product, so a
-token whose logit gradient is large can outscore the true one; on hebench's pretrained tiny base this happens
-often (the prefixes stay exact, the last token is often wrong), on randomly initialised weights rarely.
+an approximation over several (the weights move between steps).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -82,8 +84,52 @@ def _directional(twin: nn.Module, params: list[torch.Tensor], direction: torch.T
     return (out[0] - out[1]) / (2 * eps)
 
 
+def _logit_norms(twin: nn.Module, params: list[torch.Tensor], masks: list, prefix: torch.Tensor) -> torch.Tensor:
+    """``|grad logit_v|^2`` over the visible coordinates for every ``v`` at the prefix's last position, through the
+    Gram matrix of the final hidden state's Jacobian: ``logit_v = w_v . h``, so ``grad logit_v = J^T w_v`` (plus
+    ``h`` in row ``v`` of the head when the head is in the update; its cross term, non-zero only for tokens of the
+    prefix, is left out: the closest candidates are then checked exactly). One backward pass per hidden unit."""
+    inner = twin.get_base_model() if hasattr(twin, "get_base_model") else twin
+    head = inner.get_output_embeddings().weight
+    hidden = twin(input_ids=prefix, output_hidden_states=True).hidden_states[-1][0, -1]  # after the final norm
+    rows = []
+    for i in range(hidden.shape[0]):
+        grads = torch.autograd.grad(hidden[i], params, retain_graph=True, allow_unused=True)
+        flat = torch.cat(
+            [(torch.zeros_like(p) if g is None else g).reshape(-1) for p, g in zip(params, grads, strict=True)]
+        )
+        rows.append(_mask(flat, masks).float())
+    jacobian = torch.stack(rows)
+    gram = (jacobian @ jacobian.T).double()
+    del jacobian, rows
+    w = head.detach().double()
+    norms = ((w @ gram) * w).sum(-1)
+    if any(p is head for p in params):
+        norms = norms + float(hidden.detach().double() @ hidden.detach().double())
+    return norms
+
+
+def _closest(
+    target: torch.Tensor,
+    scores: torch.Tensor,
+    norms: torch.Tensor,
+    targets: int,
+    k: int,
+    exact: Callable[[int], torch.Tensor],
+) -> int:
+    """The token whose (scaled) logit gradient is closest to ``target``: ``|t - g_v|^2 = |t|^2 - 2 <t, g_v> + |g_v|^2``
+    for every ``v`` from the directional ``scores`` and the ``norms``, then the ``k`` closest checked exactly."""
+    approx = norms / targets**2 - 2 * scores / targets
+    best, least = int(scores.argmax()), float("inf")
+    for v in approx.topk(min(k, len(approx)), largest=False).indices.tolist():
+        residual = float((target - exact(v)).norm())
+        if residual < least:
+            best, least = v, residual
+    return best
+
+
 def last_tokens(
-    obs: TextObservation, prefixes: torch.Tensor, sweeps: int = 2, scale: float | None = None
+    obs: TextObservation, prefixes: torch.Tensor, sweeps: int = 2, scale: float | None = None, rerank: int = 8
 ) -> LastTokens:
     """The last token of each prefix (n, L-1), read from the update's linearity in the targets. ``scale``: the
     update's known scale (1 for one gradient, or one SGD step read back through the known learning rate; None:
@@ -118,6 +164,12 @@ def last_tokens(
         logits = _logits(twin, prefixes[rows])
         return _mask(_grad(twin, params, logits.gather(1, chosen[rows].unsqueeze(1)).sum() / targets), masks)
 
+    def single(s: int, v: int) -> torch.Tensor:
+        trial = chosen.clone()
+        trial[s] = v
+        return head_sum(trial, torch.tensor([s]))
+
+    norms: dict[int, torch.Tensor] = {}
     direction = known - observed / alpha  # (1/N) sum_s grad logit_{s, v_s}
     scores = _directional(twin, params, direction, prefixes)
     chosen = scores.argmax(dim=1)
@@ -132,7 +184,9 @@ def last_tokens(
         for s in range(n):
             own = head_sum(chosen, torch.tensor([s]))
             row = _directional(twin, params, rest + own, prefixes[s : s + 1])[0]
-            best = int(row.argmax())
+            if s not in norms:
+                norms[s] = _logit_norms(twin, params, masks, prefixes[s : s + 1])
+            best = _closest(rest + own, row, norms[s], targets, rerank, lambda v, s=s: single(s, v))
             if best != int(chosen[s]):
                 chosen[s], changed = best, True
                 rest = direction - head_sum(chosen, everyone)
