@@ -177,3 +177,19 @@ def test_encoder_sequence_recovered_without_a_causal_mask():
     result = span_attack(raw_view(model, client, GRADIENT))
     assert result.diagnostics["family"] == "encoder"
     assert result.outcome == "recovered" and result.token_lists == client.blocks.tolist()
+
+
+@pytest.mark.slow  # a Jacobian's Gram per sequence on the full 683,520-value update: ~10 s of CPU
+def test_every_token_of_two_verses_is_read_back_from_the_pretrained_base_including_the_last():
+    # the last token is a target only: on a pretrained base the inner product alone picks a confident wrong token,
+    # the least-squares choice picks the right one
+    from hebench.models.language.pretrained import load_pretrained_base
+
+    base = load_pretrained_base()
+    verses = ["To be, or not to be: that is the question", "Now is the winter of our discontent made glorious"]
+    ids = [base.tokenizer.encode(v)[:10] for v in verses]
+    client = TextClient(torch.tensor(ids))
+    result = span_attack(raw_view(base.model, client, GRADIENT))
+    assert result.outcome == "recovered"
+    assert sorted(result.token_lists) == sorted(ids)
+    assert sorted(base.tokenizer.decode(s) for s in result.token_lists) == sorted(base.tokenizer.decode(s) for s in ids)
