@@ -74,6 +74,8 @@ class SummaryRow:
     first_perplexity: float | None = None  # ... after the first completed round (the fall over the run)
     update_parameters: int | None = None  # values in one update (LoRA: the adapters); None: every parameter
     fine_tuning: Mapping[str, Any] | None = None  # language models: {kind: lora, ...} or {kind: full}
+    model: str | None = None  # the model's name
+    model_origin: str | None = None  # where its starting weights come from; None: an older record does not say
     dp_epsilon: float | None = None  # DP: the largest ε any client had spent by its last round (at the dp's δ)
     max_abs_error: float | None = None
     client_cpu_s_per_round: float | None = None
@@ -330,6 +332,8 @@ def _row(
         first_perplexity=done[min(done)].perplexity if done else None,
         update_parameters=conf.update_parameters,
         fine_tuning=conf.fine_tuning,
+        model=conf.model,
+        model_origin=conf.model_origin,
         dp_epsilon=max((c.dp_epsilon for c in all_clients if c.dp_epsilon is not None), default=None),
         # the steady rounds, as every other column (a first round's error is as telling, but kept apart)
         max_abs_error=max(

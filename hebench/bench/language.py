@@ -157,9 +157,28 @@ def why(pairs: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def _suite(clients: int, rounds: int) -> Suite:
+def _suite(clients: int, rounds: int, labels: tuple[str, ...] | None = None) -> Suite:
     path = shipped_suite("language-gpt2").path
-    return load_suite(path, [f"data.clients={clients}", f"training.rounds={rounds}"])
+    suite = load_suite(path, [f"data.clients={clients}", f"training.rounds={rounds}"])
+    if labels is None:
+        return suite
+    known = [c.label for c in suite.configurations]
+    unknown = [label for label in labels if label not in known]
+    if unknown:
+        raise ParameterError(
+            f"--language-configurations: no configuration {', '.join(unknown)}", f"choose among {', '.join(known)}"
+        )
+    raw = suite.model_dump(mode="json")
+    raw["configurations"] = [c for c, label in zip(raw["configurations"], known, strict=True) if label in labels]
+    return Suite.model_validate(raw)
+
+
+def labels(text: str) -> tuple[str, ...]:
+    """Configuration labels, comma-separated."""
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not chosen:
+        raise ParameterError(f"'{text}' names no configuration", "write e.g. lora/compact-bfv-16,full/compact-bfv-16")
+    return chosen
 
 
 def only(suite: Suite, index: int) -> Suite:
@@ -217,9 +236,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             count,
         ),
         Option("--language-rounds", "rounds", "rounds of the GPT-2-small run (default 2, at least 2)", count),
+        Option(
+            "--language-configurations",
+            "configurations",
+            "the suite's configurations to run, comma-separated labels (default: all)",
+            labels,
+        ),
     ),
 )
-def language(clients: int = 8, rounds: int = 2) -> dict[str, Any]:
+def language(clients: int = 8, rounds: int = 2, configurations: tuple[str, ...] | None = None) -> dict[str, Any]:
     """GPT-2 small, LoRA vs full fine-tuning under HE: bytes and CPU per round, peak memory, full ÷ LoRA ratios."""
     if rounds < 2:
         raise ParameterError(
@@ -233,6 +258,7 @@ def language(clients: int = 8, rounds: int = 2) -> dict[str, Any]:
         "clients_asked": clients,
         "clients": ran,
         "rounds": rounds,
+        "configurations_asked": list(configurations) if configurations else "all",
         "available_memory_gb": round(available, 1),
         "memory_needed_gb": round(FIXED_GB + clients * CLIENT_GB["full"], 1),
         "note": "GPT-2 small's configuration, randomly initialised (no weights can be downloaded here): cost, not "
@@ -247,7 +273,7 @@ def language(clients: int = 8, rounds: int = 2) -> dict[str, Any]:
         )
     load = psutil.getloadavg()
     began = time.time()
-    rows, errors = measure(_suite(ran, rounds))
+    rows, errors = measure(_suite(ran, rounds, configurations))
     return {
         **header,
         "load_avg_at_start": list(load),

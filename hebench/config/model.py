@@ -103,6 +103,21 @@ class ModelSpec(Frozen):
         """What the model is trained for: image (or token) classification, or next-token prediction on text."""
         return "next-token" if self.is_decoder else "classification"
 
+    @property
+    def origin(self) -> str:
+        """Where the model's starting weights come from, in words (what its accuracy or perplexity starts from)."""
+        if self.pretrained:
+            return (
+                "its base pretrained centrally by hebench on public text (the tiny-shakespeare roles no client "
+                "holds), then fine-tuned by the clients"
+            )
+        if self.is_decoder:
+            return (
+                "randomly initialised (no pretrained weights can be downloaded here): its perplexity starts at an "
+                "untrained model's"
+            )
+        return "randomly initialised and trained from scratch by the clients"
+
     def with_fine_tuning(self, fine_tuning: FullFineTuning | LoraFineTuning | None) -> ModelSpec:
         """This model fine-tuned as ``fine_tuning`` says (None: as it is)."""
         return self if fine_tuning is None else self.model_copy(update={"fine_tuning": fine_tuning})

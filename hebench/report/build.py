@@ -21,6 +21,7 @@ from hebench.analysis.defended import attack_name
 from hebench.analysis.dropouts import dropout_notes
 from hebench.analysis.load_flags import load_notes
 from hebench.analysis.model_fit import fit
+from hebench.analysis.model_origin import origin_notes
 from hebench.analysis.options import DEFAULT_THREAT, Option, options_for
 from hebench.analysis.pareto import Interval
 from hebench.analysis.score_notes import MARK, vifp_above_one, vifp_note
@@ -254,7 +255,7 @@ def run_section(
             f"CPU ×{m.modelled_cpu_s / max(m.baseline_cpu_s, 1e-12):.3f}; source: {m.source}); the chart draws it "
             "hollow, at the modelled costs."
         )
-    section["remarks"] += dropout_notes(rows)
+    section["remarks"] += [*origin_notes(rows), *dropout_notes(rows)]
     prefix = f"run{idx}"
     section["steady"] = _steady_note(rows)
     cold = all(r.includes_warmup for r in rows)  # said as the note above the table says it

@@ -138,6 +138,7 @@ class ConfigurationRecord(Record):
     # when every parameter travelled)
     update_parameters: int | None = None
     fine_tuning: Mapping[str, Any] | None = None  # language models: {kind: lora, rank, ...} or {kind: full}
+    model_origin: str | None = None  # where its starting weights come from (ModelSpec.origin); None: not recorded
     start_round: int = 0
     runtime: str = "hebench"  # hebench (local processes) or flower
     superlink: str | None = None  # flower only

@@ -211,6 +211,7 @@ class Runner:
             "parameters": counts.total,
             "update_parameters": counts.shared,  # what a client's update carries (LoRA: the adapters only)
             "fine_tuning": model.fine_tuning.model_dump(mode="json") if model.is_decoder else None,
+            "model_origin": model.origin,
             "start_round": start,
             "mode_security": config.mode_params.security(per_round) if config.mode_params else None,
             "network": network_record(suite, config, len(data.clients), self.runtime.name),

@@ -11,9 +11,11 @@ import hebench.bench.language as language_study
 from hebench.bench.language import (
     CLIENT_GB,
     FIXED_GB,
+    _suite,
     clients_that_fit,
     configuration_row,
     full_over_lora,
+    labels,
     language,
     measure,
     memory_goals,
@@ -137,6 +139,17 @@ def test_a_configuration_that_fails_is_reported_with_its_error_and_the_next_one_
     assert ran == ["lora/raw", "lora/compact-bfv-16", "full/compact-bfv-16"]
     assert errors == {"lora/raw": "MemoryError: out of memory"}
     assert rows[0]["failure"] == "MemoryError: out of memory" and not rows[0]["completes"]
+
+
+def test_the_study_runs_the_configurations_asked_for_and_names_the_choices_when_one_is_unknown():
+    chosen = _suite(2, 2, labels("lora/compact-bfv-16, full/compact-bfv-16"))
+    assert [c.label for c in chosen.configurations] == ["lora/compact-bfv-16", "full/compact-bfv-16"]
+    assert chosen.data.clients == 2 and chosen.training.rounds == 2
+    with pytest.raises(ParameterError, match="no configuration lora/nope") as err:
+        _suite(2, 2, ("lora/nope",))
+    assert "choose among lora/raw" in err.value.fix
+    with pytest.raises(ParameterError, match="names no configuration"):
+        labels(" , ")
 
 
 def test_the_study_refuses_a_run_without_a_steady_round():

@@ -5,6 +5,7 @@ attacks and reports need."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
@@ -12,7 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from rich.console import Console
 
+from hebench.analysis.summary import summarize_run
+from hebench.cli.render.summary import print_summary
 from hebench.config import parse_suite
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.crypto.wire import unpack
@@ -94,6 +98,16 @@ def test_each_round_reports_held_out_perplexity_and_loss(run):
     for label in ("host-he/tenseal-ckks", "secagg", "tls"):  # the same adapters: the same model, to precision
         other = next(r for r in _records(run, "round") if r["config"] == label)
         assert other["perplexity"] == pytest.approx(raw["perplexity"], rel=1e-3)
+
+
+def test_the_summary_shows_perplexity_and_says_the_base_was_pretrained_centrally(run):
+    rows = summarize_run(read_records(run / "results.jsonl").records)
+    out = io.StringIO()
+    print_summary(Console(file=out, width=80), rows)
+    text = " ".join(out.getvalue().split())
+    assert "held-out next-token quality" in text and "perplexity" in text
+    assert "model gpt2_tiny (every configuration): its base pretrained centrally by hebench on public text" in text
+    assert all(r.perplexity is not None and r.first_perplexity is not None for r in rows)
 
 
 def _received(run: Path, label: str) -> list:

@@ -17,6 +17,7 @@ from hebench.analysis.advice import defence_lines, offload_lines
 from hebench.analysis.choose import choose
 from hebench.analysis.dropouts import dropout_notes
 from hebench.analysis.load_flags import load_notes
+from hebench.analysis.model_origin import origin_notes
 from hebench.analysis.options import options_for
 from hebench.analysis.summary import SummaryRow
 from hebench.cli.render.legend import label_keys, print_legend
@@ -149,9 +150,9 @@ def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
 
 
 def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
-    """What the figures above do not say by themselves: dropouts counted apart, warm-up included, the offload twin,
-    projections."""
-    notes = dropout_notes(rows)
+    """What the figures above do not say by themselves: where the model starts from, dropouts counted apart,
+    warm-up included, the offload twin, projections."""
+    notes = [*origin_notes(rows), *dropout_notes(rows)]
     cold = [r.config for r in rows if r.includes_warmup]
     if cold:
         notes.append(
