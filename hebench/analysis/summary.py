@@ -69,7 +69,14 @@ class SummaryRow:
     transport: str = "tcp"  # tcp or tls
     tee_modelled: bool = False  # a modelled TEE row: its run is measured, its TEE costs only modelled
     accuracy: float | None = None
-    loss: float | None = None
+    loss: float | None = None  # language models: held-out next-token loss after the last round
+    perplexity: float | None = None  # language models: held-out perplexity after the last round
+    first_perplexity: float | None = None  # ... after the first completed round (the fall over the run)
+    update_parameters: int | None = None  # values in one update (LoRA: the adapters); None: every parameter
+    fine_tuning: Mapping[str, Any] | None = None  # language models: {kind: lora, ...} or {kind: full}
+    model: str | None = None  # the model's name
+    model_origin: str | None = None  # where its starting weights come from; None: an older record does not say
+    dp_epsilon: float | None = None  # DP: the largest ε any client had spent by its last round (at the dp's δ)
     max_abs_error: float | None = None
     client_cpu_s_per_round: float | None = None
     client_cpu_s_spread: Spread | None = None  # min, max over clients and steady rounds
@@ -148,7 +155,19 @@ class SummaryRow:
 
     def twin_key(self) -> tuple[Any, ...]:
         """What an offload row shares with its host-he twin: everything but where the encryption runs."""
-        return (self.runtime, self.adapter, _canonical(self.params), self.packing, _canonical(self.selective))
+        return (
+            self.runtime,
+            self.adapter,
+            _canonical(self.params),
+            self.packing,
+            _canonical(self.selective),
+            _canonical(self.fine_tuning),
+        )
+
+    @property
+    def values_per_update(self) -> int:
+        """Values one client's update carries: the trainable parameters (every parameter for older records)."""
+        return self.update_parameters if self.update_parameters is not None else self.parameters
 
     def to_json(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -309,6 +328,13 @@ def _row(
         tee_modelled=conf.tee is not None,
         accuracy=last.accuracy if last else None,
         loss=last.loss if last else None,
+        perplexity=last.perplexity if last else None,
+        first_perplexity=done[min(done)].perplexity if done else None,
+        update_parameters=conf.update_parameters,
+        fine_tuning=conf.fine_tuning,
+        model=conf.model,
+        model_origin=conf.model_origin,
+        dp_epsilon=max((c.dp_epsilon for c in all_clients if c.dp_epsilon is not None), default=None),
         # the steady rounds, as every other column (a first round's error is as telling, but kept apart)
         max_abs_error=max(
             (r.max_abs_error for k, r in done.items() if k in steady.rounds and r.max_abs_error is not None),
@@ -360,9 +386,11 @@ def _with_selective(
 
 def _compared(rows: list[SummaryRow], calibration: Mapping[str, Any] | None) -> list[SummaryRow]:
     """Rows with their ratios to raw and, for offload, to their host-he twin."""
-    raw = next((r for r in rows if r.is_baseline), None)
     out = []
-    for row in rows:
+    for row in rows:  # against the raw row of the same fine-tuning (a LoRA row is never priced against full)
+        raw = next(
+            (r for r in rows if r.is_baseline and _canonical(r.fine_tuning) == _canonical(row.fine_tuning)), None
+        )
         extra: dict[str, Any] = {
             "cpu_overhead_vs_raw": _ratio(row, raw, "client_cpu_s_per_round"),
             "total_cpu_overhead_vs_raw": _ratio(row, raw, "total_cpu_s_per_round"),
@@ -376,7 +404,7 @@ def _compared(rows: list[SummaryRow], calibration: Mapping[str, Any] | None) -> 
                 host_he_twin=twin.config if twin else None,
                 round_time_vs_host_he=_ratio(row, twin, "round_wall_s"),
                 host_cpu_saved_vs_host_he=None if saved is None else 1.0 - saved,
-                projected_engine_s=project(calibration, row.adapter, row.parameters) if calibration else None,
+                projected_engine_s=project(calibration, row.adapter, row.values_per_update) if calibration else None,
             )
         out.append(replace(row, **extra))
     return out

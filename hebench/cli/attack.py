@@ -98,6 +98,37 @@ def _is_run(target: Path) -> bool:
     return target.is_dir() or target.suffix == ".jsonl"
 
 
+def _is_text(
+    ctx: typer.Context, target: Path, set_: list[str], values: dict[str, Any], out: Path | None, fmt: OutputFormat
+) -> bool:
+    """Attack a language-model suite or run for text (True), or leave ``target`` to the image attacks (False)."""
+    from hebench.cli.render.text_attacks import example_lines, text_attack_table
+    from hebench.cli.text_attack import is_text_target, run_text_attack
+
+    if not is_text_target(target, set_):
+        return False
+    usable = ("attack_name", "batch_size", "images")
+    refused = [n for n in _given(ctx, [*WHAT_WAS_SEEN, *HOW_TO_ATTACK]) if n not in usable]
+    if refused:
+        raise ParameterError(
+            f"{_option(refused[0])} does not apply to a language-model suite or run",
+            "its views are its configurations'; give --attack span|optimisation, --batch-size, --images (batches)",
+        )
+    sizes = [values["batch_size"]] if given_on_command_line(ctx, "batch_size") else None
+    batches = values["images"] if given_on_command_line(ctx, "images") else 1
+    result = run_text_attack(target, set_, sizes, batches, values["attack_name"], out)
+    if fmt is OutputFormat.json:
+        print_json(result)
+        return True
+    console.print(text_attack_table(result["summaries"]))
+    for line in example_lines(result["summaries"]):
+        console.print(line, highlight=False, markup=False)
+    for note in result["notes"]:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    console.print(f"[dim]{result['wall_s']:.0f} s; records and summaries: {result['out']}[/]", highlight=False)
+    return True
+
+
 def _check_ad_hoc(ctx: typer.Context, values: dict[str, Any]) -> None:
     """Refuse an option the ad-hoc view would not use (rather than ignore it)."""
     view = values["view"]
@@ -214,6 +245,8 @@ def attack(
         if target is not None:
             raise ParameterError("--full runs suites/privacy-full.yaml and takes no SUITE or RUN", "drop one of them")
         target = resolve_suite(FULL_SUITE)
+    if target is not None and _is_text(ctx, target, set_, values, out, fmt):
+        return
     if target is None:
         _check_ad_hoc(ctx, values)
         plans = _ad_hoc_plans(values)

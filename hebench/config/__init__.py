@@ -13,10 +13,10 @@ Config sits low: it imports only :mod:`hebench.errors`, the protections' spec-le
 
 from hebench.config.base import FieldProblem, Frozen, configuration_name
 from hebench.config.configurations import Configuration, OffloadSpec, params_tag
-from hebench.config.data import DATASETS, DataSpec
+from hebench.config.data import DATASETS, TEXT_DATASETS, DataSpec, TokenizerSpec
 from hebench.config.faults import FaultsSpec, StragglerSpec
 from hebench.config.load import load_suite, parse_suite
-from hebench.config.model import MODELS, ModelSpec
+from hebench.config.model import DECODER_POSITIONS, MODELS, FullFineTuning, LoraFineTuning, ModelSpec
 from hebench.config.network import LinkSpec, NetworkSpec, TierSpec
 from hebench.config.overrides import apply_overrides
 from hebench.config.privacy import PrivacySpec, ThreatSpec
@@ -28,14 +28,18 @@ from hebench.config.training import TrainingSpec
 __all__ = [
     "AUTO_POOL_ABOVE",
     "DATASETS",
+    "DECODER_POSITIONS",
     "MODELS",
+    "TEXT_DATASETS",
     "Configuration",
     "DPSpec",
     "DataSpec",
     "FaultsSpec",
     "FieldProblem",
     "Frozen",
+    "FullFineTuning",
     "LinkSpec",
+    "LoraFineTuning",
     "MeasureSpec",
     "ModelSpec",
     "NetworkSpec",
@@ -48,6 +52,7 @@ __all__ = [
     "TEESpec",
     "ThreatSpec",
     "TierSpec",
+    "TokenizerSpec",
     "TrainingSpec",
     "apply_overrides",
     "configuration_name",

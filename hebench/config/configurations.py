@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 
 from hebench.config.base import FieldProblem, Frozen
 from hebench.config.faults import FaultsSpec
+from hebench.config.model import FineTuning
 from hebench.config.network import NetworkSpec
 from hebench.config.protection_options import DPSpec, SelectiveSpec, TEESpec
 from hebench.errors import HebenchError
@@ -28,6 +29,7 @@ class Configuration(Frozen):
     tee: TEESpec | None = None  # a modelled (never measured) TEE cost row from this configuration's run
     network: NetworkSpec | None = None  # keys given here override the suite's network (None: the suite's)
     faults: FaultsSpec | None = None  # keys given here override the suite's faults (None: the suite's)
+    fine_tuning: FineTuning | None = None  # a decoder's LoRA or full fine-tuning here (None: the suite's model's)
 
     @field_validator("params")
     @classmethod
@@ -90,6 +92,7 @@ class Configuration(Frozen):
             sel = self.selective
             base += f"/sel-layers-{'+'.join(sel.layers)}" if sel.mask == "layers" else f"/sel-{sel.mask}-{sel.ratio:g}"
         base += "/per-layer" if self.packing == "per-layer" else ""
+        base += f"/{self.fine_tuning.tag}" if self.fine_tuning is not None else ""
         base += f"/{self.dp.tag}" if self.dp is not None else ""
         base += "/tls" if self.transport == "tls" else ""
         base += "/tee-modelled" if self.tee is not None else ""

@@ -42,6 +42,40 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """Every block type an annotation holds (``A | B``, ``Annotated[A | B, ...]``, ``X | None``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def _without_tags(root: type[BaseModel], path: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """``path`` without the tags pydantic puts in it for a discriminated union's choice (``fine_tuning.lora.rank``
+    is the field ``fine_tuning.rank`` of its ``kind: lora`` choice): users name fields, not choices."""
+    out: list[int | str] = []
+    choices: list[type[BaseModel]] = [root]
+    for part in path:
+        if isinstance(part, int):
+            out.append(part)
+            continue
+        owner = next((c for c in choices if part in c.model_fields), None)
+        if owner is None:
+            tagged = [
+                c
+                for c in choices
+                if c.model_fields.get("kind") is not None and part in get_args(c.model_fields["kind"].annotation)
+            ]
+            if tagged:  # a union's tag: step into that choice, leave the tag out
+                choices = tagged
+                continue
+            out.append(part)
+            choices = []
+            continue
+        out.append(part)
+        choices = _models_in(owner.model_fields[part].annotation)
+    return tuple(out)
+
+
 def _unknown_field(root: type[BaseModel], path: tuple[int | str, ...]) -> tuple[str, str]:
     """The problem and fix for an unknown key: the closest field of its block ("did you mean"), or its fields."""
     key, block = str(path[-1]), _block_at(root, path[:-1])
@@ -60,7 +94,7 @@ def describe(err: ValidationError, root: type[BaseModel]) -> tuple[str, str]:
     # a bad list item also empties the list: report the cause, not the consequence
     found = [e for e in found if e["type"] != "too_short"] or found
     first = found[0]
-    path: tuple[int | str, ...] = tuple(first["loc"])
+    path: tuple[int | str, ...] = _without_tags(root, tuple(first["loc"]))
     cause = (first.get("ctx") or {}).get("error")
     if isinstance(cause, FieldProblem):  # a block's check names the field at fault
         path += tuple(int(p) if p.isdigit() else p for p in cause.field.split("."))

@@ -11,7 +11,7 @@ from hebench.config.base import FieldProblem, Frozen, Seed, configuration_name
 from hebench.config.configurations import Configuration, OffloadSpec
 from hebench.config.data import DataSpec
 from hebench.config.faults import FaultsSpec
-from hebench.config.model import ModelSpec
+from hebench.config.model import DECODER_POSITIONS, ModelSpec
 from hebench.config.network import NetworkSpec
 from hebench.config.privacy import PrivacySpec
 from hebench.config.problems import describe
@@ -57,6 +57,10 @@ class Suite(Frozen):
         assert spec is not None
         return spec.resolved()
 
+    def model_for(self, config: Configuration) -> ModelSpec:
+        """The model ``config`` trains: the suite's, fine-tuned as ``config.fine_tuning`` says where it does."""
+        return self.model.with_fine_tuning(config.fine_tuning)
+
     def faults_tolerated(self, config: Configuration) -> bool:
         """``config``'s aggregator finishes rounds with the clients that arrived, so a client process that dies is
         a dropout of that round (the other modes' runs still end with it)."""
@@ -74,6 +78,7 @@ class Suite(Frozen):
 
     @model_validator(mode="after")
     def _consistent(self) -> Suite:
+        self._check_text()
         per_round = self.training.clients_per_round
         if self.data.clients == "all":  # checked against the writers found, when the data is loaded
             return self._checked()
@@ -130,6 +135,52 @@ class Suite(Frozen):
             )
         return self
 
+    def _check_text(self) -> None:
+        """Text goes with a decoder and a decoder with text; a pretrained base with its own vocabulary; blocks no
+        longer than the decoder's positions; what language runs do not support yet, refused."""
+        data, model = self.data, self.model
+        if data.is_text != model.is_decoder:
+            decoders = ", ".join(DECODER_POSITIONS)
+            if data.is_text:
+                raise FieldProblem(
+                    "model.name",
+                    f"data {data.dataset} is text, which the {model.name} classifier cannot read: "
+                    f"use a GPT-2 decoder ({decoders})",
+                )
+            raise FieldProblem(
+                "data.dataset",
+                f"model {model.name} is a language model (next-token prediction on text); {data.dataset} is not "
+                "text: use dataset: shakespeare",
+            )
+        for i, config in enumerate(self.configurations):
+            if config.fine_tuning is not None and not model.is_decoder:
+                raise FieldProblem(
+                    f"configurations.{i}.fine_tuning",
+                    f"fine_tuning chooses LoRA or full fine-tuning of a GPT-2 decoder; {model.name} is trained in "
+                    "full: remove it, or use model gpt2_tiny / gpt2_small",
+                )
+            if model.is_decoder and config.dp is not None and config.dp.level == "sample":
+                raise FieldProblem(
+                    f"configurations.{i}.dp.level",
+                    "sample-level DP (DP-SGD through Opacus) is not wired for the GPT-2 decoders yet: "
+                    "use dp: {level: client, ...} (clipped, noised updates)",
+                )
+        if not model.is_decoder:
+            return
+        if model.pretrained and data.vocabulary.source != "pretrained":
+            raise FieldProblem(
+                "data.tokenizer.source",
+                "the pretrained base reads its own vocabulary (the embeddings are trained for it): remove "
+                "data.tokenizer, or set model.pretrained: false",
+            )
+        positions = DECODER_POSITIONS[model.name]
+        if data.block_tokens > positions:
+            raise FieldProblem(
+                "data.block_tokens",
+                f"data.block_tokens={data.block_tokens} exceeds the {positions} positions {model.name} reads: "
+                f"lower it to at most {positions}",
+            )
+
     def _check_faults(self) -> None:
         """``min_clients`` fits the round, and every configuration with faults can finish rounds with survivors."""
         least = self.training.min_clients
@@ -153,6 +204,12 @@ class Suite(Frozen):
 
     def _check_threats(self) -> None:
         """Each threat model fits every configuration whose mode defines it, and at least one defines it."""
+        if self.privacy is not None and self.data.is_text:
+            raise FieldProblem(
+                "privacy",
+                "the attacks reconstruct images; text-leakage attacks on language models are not wired into "
+                "suites yet: remove the privacy section from a text suite",
+            )
         if self.privacy is not None and self.data.dataset == "tokens":
             raise FieldProblem(
                 "privacy",

@@ -16,7 +16,7 @@ class TrainingSpec(Frozen):
     local_epochs: int = Field(1, ge=1)
     local_steps: int | None = Field(None, ge=1)  # overrides local_epochs (FedNIC: 1 step of 32 images)
     batch_size: int = Field(32, ge=1)
-    optimizer: Literal["sgd", "adam"] = "sgd"
+    optimizer: Literal["sgd", "adam", "adamw"] = "sgd"  # adamw: weight decay 0.01 (language models)
     lr: float = Field(0.05, gt=0)
     momentum: float = Field(0.0, ge=0, lt=1)
     key_rotation_rounds: int | None = Field(None, ge=1)  # new keys every K rounds (None: one key set per run)

@@ -90,6 +90,12 @@ def _femnist(spec: DataSpec, seed: int) -> FederatedData:
     return FederatedData("femnist", clients, test_x, test_y, 62)
 
 
+def _shakespeare(spec: DataSpec, seed: int) -> FederatedData:
+    from hebench.data.text import load_shakespeare
+
+    return load_shakespeare(spec, seed)
+
+
 _TORCHVISION = TORCHVISION_SETS
 
 
@@ -130,6 +136,7 @@ LOADERS: dict[str, Callable[[DataSpec, int], FederatedData]] = {
     "natural": _natural,
     "tokens": _tokens,
     "femnist": _femnist,
+    "shakespeare": _shakespeare,
     **{name: _torchvision(name) for name in _TORCHVISION},
 }
 

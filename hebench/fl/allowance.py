@@ -23,6 +23,7 @@ from hebench.errors import PartyError
 
 if TYPE_CHECKING:  # the runtime computes an allowance (with torch); the parties only read it
     from hebench.config import Configuration, Suite
+    from hebench.models.task import ModelInputs
 
 MAP_ROUND = -1  # selective encryption's mask agreement, before the first training round
 
@@ -100,24 +101,31 @@ class Decryptions:
         )
 
 
-def allowance_for(
-    suite: Suite, config: Configuration, input_shape: tuple[int, ...], num_classes: int, start_round: int
-) -> Allowance:
-    """A configuration's allowance, from its model (built on torch's meta device: shapes only) and rounds."""
+def allowance_for(suite: Suite, config: Configuration, inputs: ModelInputs, start_round: int) -> Allowance:
+    """A configuration's allowance, from its model's update (built on torch's meta device: shapes only; a LoRA
+    model's update is its adapters) and rounds."""
     import torch
 
-    from hebench.models import build_model, parameter_count
+    from hebench.models import build_model
+    from hebench.models.language.build import build_language_model
+    from hebench.models.language.task import vocabulary
+    from hebench.models.shared import shared_tensors
 
+    spec = suite.model_for(config)
     with torch.device("meta"):
-        model = build_model(suite.model.name, input_shape, num_classes, suite.model.hidden)
-    length = parameter_count(model)
+        if spec.is_decoder:  # same shapes without the pretrained weights (nothing to read on the meta device)
+            shapes = spec.model_copy(update={"pretrained": False})
+            model = build_language_model(shapes, *vocabulary(spec, inputs), seed=0)
+        else:
+            model = build_model(spec.name, inputs.input_shape, inputs.num_classes, spec.hidden)
+    length = sum(p.numel() for _, p in shared_tensors(model))
     values, map_values = length, 0
-    spec = config.selective
-    if spec is not None:
-        if spec.needs_agreement:
-            values, map_values = math.ceil(spec.ratio * length), length
+    selective = config.selective
+    if selective is not None:
+        if selective.needs_agreement:
+            values, map_values = math.ceil(selective.ratio * length), length
         else:
             from hebench.protections.selective.agreement import mask_from
 
-            values = int(mask_from(spec, model, None).sum())
+            values = int(mask_from(selective, model, None).sum())
     return Allowance(start_round, suite.training.rounds, values, map_values)

@@ -18,11 +18,13 @@ import torch
 from hebench.fl.aggregator import selected_clients
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
-from hebench.fl.training import GLOBAL_RNG, batch_count, evaluate, make_optimizer, train_locally
-from hebench.fl.update import load_vector, model_vector, state_vector
-from hebench.models import build_model
+from hebench.fl.training import GLOBAL_RNG, batch_count, make_optimizer, train_locally
+from hebench.fl.update import checkpoint_vector, load_vector, model_vector
+from hebench.models.task import ModelInputs
+from hebench.models.tasks import task_for
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
+from hebench.protections.dp.client_account import ClientLevelAccount
 from hebench.protections.dp.ledger import Charge, PrivacyLedger
 from hebench.protections.dp.mechanism import SampleLevelDP, privatize_update
 from hebench.protections.dp.noise import CLIENT_STREAM, SAMPLE_STREAM, NoiseSource, SecretNoise, SeededNoise
@@ -35,40 +37,52 @@ class LocalModel:
     def __init__(self, ctx: PartyContext, records: Any) -> None:
         assert ctx.data is not None
         self.ctx, self.records, self.data = ctx, records, ctx.data
-        with GLOBAL_RNG:
-            torch.manual_seed(ctx.suite.seed)  # same initial model everywhere
-            self.model = build_model(ctx.suite.model.name, ctx.input_shape, ctx.num_classes, ctx.suite.model.hidden)
+        spec = ctx.suite.model_for(ctx.config)
+        self.task = task_for(spec)  # classification, or next-token prediction on text
+        with GLOBAL_RNG:  # same initial model everywhere
+            inputs = ModelInputs(ctx.input_shape, ctx.num_classes, ctx.end_of_text)
+            self.model = self.task.build(spec, inputs, ctx.suite.seed)
             if ctx.initial is not None:
                 load_vector(self.model, ctx.initial)
             self._warm_up()
         self.folder = RunFolder(ctx.run_dir)
         self.checkpoints = self.folder.checkpoints(ctx.config.label)
         dp = ctx.config.dp
-        self.sample_dp = None
-        self._held: tuple[Charge, tuple[int, Any]] | None = None  # a trained round's charge, not yet released
-        if dp is not None and dp.level == "sample":
-            self.sample_dp = SampleLevelDP(dp, len(self.data), ctx.suite.training.batch_size)
-            self.sample_dp.check(self.model)
+        self.sample_dp: SampleLevelDP | None = None
+        self.client_dp: ClientLevelAccount | None = None  # client-level DP: ε over the updates released
+        self._held: tuple[Charge, tuple[int, Any] | None] | None = None  # a trained round's charge, not yet released
+        if dp is not None:
+            if dp.level == "sample":
+                self.sample_dp = SampleLevelDP(dp, len(self.data), ctx.suite.training.batch_size)
+                self.sample_dp.check(self.model)
+            else:
+                self.client_dp = ClientLevelAccount(dp)
             self.ledger = PrivacyLedger(self.folder.dp_ledger(ctx.config.label, ctx.client_index))
             self._restore_accountant()
 
     def _restore_accountant(self) -> None:
-        """Charge the steps this client took before it was (re)started: its ledger's, or for a run written
+        """Charge what this client released before it was (re)started: its ledger's charges, or for a run written
         before ledgers existed, its rounds before ``start_round`` (written to a new ledger)."""
-        assert self.sample_dp is not None
+        account = self.sample_dp or self.client_dp
+        assert account is not None
         charges = self.ledger.charges()
         if not charges and self.ctx.start_round > 0:
-            suite, dp = self.ctx.suite, self.sample_dp
-            steps = batch_count(len(self.data), suite.training)
+            suite = self.ctx.suite
             for r in range(self.ctx.start_round):
                 chosen = selected_clients(
                     suite.seed, r, int(suite.data.clients), suite.training.selected_count(int(suite.data.clients))
                 )
                 if self.ctx.client_index in chosen:
-                    charges.append(Charge(r, steps, dp.sample_rate, dp.spec.noise_multiplier))
+                    if self.sample_dp is not None:
+                        steps = batch_count(len(self.data), suite.training)
+                        z = self.sample_dp.spec.noise_multiplier
+                        charges.append(Charge(r, steps, self.sample_dp.sample_rate, z))
+                    else:
+                        assert self.client_dp is not None
+                        charges.append(self.client_dp.charge(r))
                     self.ledger.append(charges[-1])
         for charge in charges:
-            self.sample_dp.account(charge.steps, charge.sample_rate, charge.noise_multiplier)
+            account.account(charge.steps, charge.sample_rate, charge.noise_multiplier)
 
     def _warm_up(self) -> None:
         """A forward and backward pass and an optimiser step at set-up, so round 0 is not charged PyTorch's
@@ -77,7 +91,7 @@ class LocalModel:
         gradients are dropped; no copy of the model is made (a 110 M-parameter model is 440 MB)."""
         was_training = self.model.training
         self.model.eval()
-        torch.nn.functional.cross_entropy(self.model(self.data.x[:8]), self.data.y[:8]).backward()
+        self.task.loss(self.model, self.data.x[:8], self.data.y[:8]).backward()
         self.model.zero_grad(set_to_none=True)
         self.model.train(was_training)
         dummy = torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(2))])  # no draw from torch's generator
@@ -94,7 +108,7 @@ class LocalModel:
     def score_map(self) -> np.ndarray:
         spec = self.ctx.config.selective
         assert spec is not None
-        return client_map(spec, self.model, self.data.x, self.data.y, self.ctx.suite.seed)
+        return client_map(spec, self.model, self.data.x, self.data.y, self.ctx.suite.seed, self.task.sensitivity)
 
     def agree(self, summed: np.ndarray) -> np.ndarray:
         spec = self.ctx.config.selective
@@ -139,7 +153,9 @@ class LocalModel:
         client_dp = dp is not None and dp.level == "client"
         start = model_vector(self.model) if client_dp else None  # a model-sized copy: only DP needs it
         before = sample.snapshot() if sample is not None else None
-        loss = train_locally(self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, sample)
+        loss = train_locally(
+            self.model, self.data.x, self.data.y, self.ctx.suite.training, seed, sample, self.task.loss
+        )
         self.model.zero_grad(set_to_none=True)  # a model-sized buffer the rest of the round does not need
         vector = model_vector(self.model)
         if sample is not None:  # charged before the update leaves this client
@@ -149,8 +165,11 @@ class LocalModel:
             if not hold_charge:
                 self.release_charge()
         if client_dp:
-            assert dp is not None and start is not None
+            assert dp is not None and start is not None and self.client_dp is not None
             vector = start + privatize_update(vector - start, dp, self._noise(round_index, CLIENT_STREAM))
+            self._held = self.client_dp.charge(round_index), None  # charged once the update leaves
+            if not hold_charge:
+                self.release_charge()
         if self.ctx.suite.measure.decryption_error:
             self.records.put(
                 {
@@ -163,9 +182,12 @@ class LocalModel:
         return vector, loss
 
     def release_charge(self) -> None:
-        """The trained update is about to leave: its held charge goes to the ledger (synced first)."""
+        """The trained update is about to leave: its held charge goes to the ledger (synced first); client-level
+        DP's accountant composes it now (sample-level DP's counted its steps as they were taken)."""
         if self._held is not None:
             self.ledger.append(self._held[0])
+            if self.client_dp is not None:
+                self.client_dp.account(1)
             self._held = None
 
     def withdraw_charge(self) -> None:
@@ -173,8 +195,9 @@ class LocalModel:
         training). Sound only because the client then loads the global model (:meth:`apply`, or the model it
         held when the round is skipped): nothing trained in that round reaches a later update."""
         if self._held is not None:
-            assert self.sample_dp is not None
-            self.sample_dp.restore(self._held[1])
+            if self.sample_dp is not None:
+                assert self._held[1] is not None
+                self.sample_dp.restore(self._held[1])
             self._held = None
 
     def _noise(self, round_index: int, stream: int) -> NoiseSource:
@@ -185,8 +208,9 @@ class LocalModel:
         return SecretNoise()
 
     def privacy_spent(self) -> dict[str, Any]:
-        """Sample-level DP: this client's ε so far and how it was accounted (for its round record)."""
-        return {} if self.sample_dp is None else self.sample_dp.report()
+        """DP: this client's ε so far and how it was accounted (for its round record)."""
+        account = self.sample_dp or self.client_dp
+        return {} if account is None else account.report()
 
     def finish_round(
         self,
@@ -223,17 +247,20 @@ class LocalModel:
         )
 
     def apply(self, round_index: int, vector: np.ndarray, weights: dict[str, float]) -> dict[str, float]:
-        """Load the decrypted global model; the evaluating client also checkpoints and reports."""
+        """Load the decrypted global model; the evaluating client also checkpoints and reports the task's metrics
+        (accuracy and loss; for a language model, held-out next-token loss and perplexity)."""
         vector = np.asarray(vector, dtype=np.float32)
         load_vector(self.model, vector)
         if self.ctx.client_index != 0:
             return {}
         assert self.ctx.test is not None
-        ev = evaluate(self.model, *self.ctx.test)
+        metrics = self.task.evaluate(self.model, *self.ctx.test)
         self.checkpoints.mkdir(parents=True, exist_ok=True)
-        np.save(self.checkpoints / f"round-{round_index}.npy", vector if self.stateless else state_vector(self.model))
+        np.save(
+            self.checkpoints / f"round-{round_index}.npy", vector if self.stateless else checkpoint_vector(self.model)
+        )
         if self.ctx.suite.measure.decryption_error:
             self.records.put(
                 {"kind": MessageKind.ORACLE_AGGREGATE, "round": round_index, "vector": vector, "weights": weights}
             )
-        return {"accuracy": ev.accuracy, "loss": ev.loss}
+        return metrics

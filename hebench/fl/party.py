@@ -105,8 +105,8 @@ class PartyContext:
     credentials: Credentials
     run_id: str  # names this configuration's run (its key deliveries) on long-lived engines
     start_round: int
-    input_shape: tuple[int, int, int]
-    num_classes: int
+    input_shape: tuple[int, ...]
+    num_classes: int  # text: the vocabulary's size
     client_index: int = -1
     data: ClientData | None = None
     test: tuple[Any, Any] | None = None  # (x, y) for the evaluating client
@@ -114,6 +114,7 @@ class PartyContext:
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
     worker: str | None = None  # the pool worker process hosting this client as a thread (None: its own process)
     tls: str | None = None  # transport: tls: the run's party certificates (None: authenticated TCP)
+    end_of_text: int | None = None  # text: the vocabulary's <|endoftext|> id
     identity: ClientIdentity | None = None  # a client's signing key and every client's verification key (roster)
     allowance: Allowance | None = None  # what a party that decrypts for others may open (the key authority hands
     # it to engines with their key sets; decryptor-he's decryptor reads it here)

@@ -1,9 +1,9 @@
-"""Local training and evaluation, deterministic given a seed."""
+"""Local training, deterministic given a seed (evaluation is the task's: :mod:`hebench.models.task`)."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import torch
@@ -19,17 +19,22 @@ if TYPE_CHECKING:
 # process take turns with it, so each client's model is what it would be in a process of its own
 GLOBAL_RNG = threading.RLock()
 
+LossFn = Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor]  # (model, x, y) -> a batch's mean loss
 
-@dataclass(frozen=True)
-class Evaluation:
-    accuracy: float
-    loss: float
+
+def cross_entropy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Classification's loss (the default of :func:`train_locally`; a task passes its own)."""
+    return F.cross_entropy(model(x), y)
 
 
 def make_optimizer(model: nn.Module, spec: TrainingSpec) -> torch.optim.Optimizer:
+    """The suite's optimiser over the trainable parameters (a LoRA model's frozen base is never handed to it)."""
+    params = [p for p in model.parameters() if p.requires_grad]
     if spec.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=spec.lr)
-    return torch.optim.SGD(model.parameters(), lr=spec.lr, momentum=spec.momentum)
+        return torch.optim.Adam(params, lr=spec.lr)
+    if spec.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=spec.lr, weight_decay=0.01)
+    return torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum)
 
 
 def batch_count(samples: int, spec: TrainingSpec) -> int:
@@ -40,17 +45,29 @@ def batch_count(samples: int, spec: TrainingSpec) -> int:
 
 
 def train_locally(
-    model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int, dp: SampleLevelDP | None = None
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    spec: TrainingSpec,
+    seed: int,
+    dp: SampleLevelDP | None = None,
+    loss: LossFn = cross_entropy,
 ) -> float:
-    """Run local SGD/Adam (DP-SGD with ``dp``); returns the mean training loss.
+    """Run local SGD/Adam (DP-SGD with ``dp``) on ``loss``; returns the mean training loss.
 
     ``seed`` orders the batches and seeds dropout; DP noise comes from ``dp``'s own source, never from it."""
     with GLOBAL_RNG:
-        return _train(model, x, y, spec, seed, dp)
+        return _train(model, x, y, spec, seed, dp, loss)
 
 
 def _train(
-    model: nn.Module, x: torch.Tensor, y: torch.Tensor, spec: TrainingSpec, seed: int, dp: SampleLevelDP | None
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    spec: TrainingSpec,
+    seed: int,
+    dp: SampleLevelDP | None,
+    loss: LossFn,
 ) -> float:
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)  # dropout
@@ -67,30 +84,21 @@ def _train(
         for _ in range(spec.local_epochs):
             batches += list(torch.randperm(n, generator=gen).split(spec.batch_size))
     if dp is None:
-        return _steps(model, opt, x, y, batches)
+        return _steps(model, opt, x, y, batches, loss)
     with dp.wrap(model, opt) as dp_opt:
-        loss = _steps(model, dp_opt, x, y, batches)
+        mean = _steps(model, dp_opt, x, y, batches, loss)
     dp.account(len(batches))
-    return loss
+    return mean
 
 
-def _steps(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, batches: list) -> float:
+def _steps(
+    model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, batches: list, loss_fn: LossFn
+) -> float:
     total = 0.0
     for idx in batches:
         opt.zero_grad()
-        loss = F.cross_entropy(model(x[idx]), y[idx])
+        loss = loss_fn(model, x[idx], y[idx])
         loss.backward()
         opt.step()
         total += loss.item()
     return total / max(len(batches), 1)
-
-
-@torch.no_grad()
-def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 512) -> Evaluation:
-    model.eval()
-    correct, loss = 0, 0.0
-    for i in range(0, len(y), batch):
-        out = model(x[i : i + batch])
-        loss += float(F.cross_entropy(out, y[i : i + batch], reduction="sum"))
-        correct += int((out.argmax(1) == y[i : i + batch]).sum())
-    return Evaluation(correct / max(len(y), 1), loss / max(len(y), 1))

@@ -10,10 +10,28 @@ No pretrained weights can be downloaded here: runs with this model measure cost,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
 VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS, TYPES = 30522, 768, 12, 12, 3072, 512, 2
+
+
+@dataclass(frozen=True)
+class EncoderShape:
+    """BERT-base's sizes by default; smaller ones for tests (the text-leakage attack's tiny encoder)."""
+
+    vocab: int = VOCAB
+    hidden: int = HIDDEN
+    layers: int = LAYERS
+    heads: int = HEADS
+    intermediate: int = INTERMEDIATE
+    positions: int = POSITIONS
+    dropout: float = 0.1
+
+
+BERT_BASE = EncoderShape()
 
 
 INITIALIZER_RANGE = 0.02
@@ -35,12 +53,12 @@ def _bert_init(module: nn.Module) -> None:
 
 
 class Embeddings(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, shape: EncoderShape = BERT_BASE) -> None:
         super().__init__()
-        self.word_embeddings = nn.Embedding(VOCAB, HIDDEN)
-        self.position_embeddings = nn.Embedding(POSITIONS, HIDDEN)
-        self.token_type_embeddings = nn.Embedding(TYPES, HIDDEN)
-        self.LayerNorm = nn.LayerNorm(HIDDEN, eps=1e-12)
+        self.word_embeddings = nn.Embedding(shape.vocab, shape.hidden)
+        self.position_embeddings = nn.Embedding(shape.positions, shape.hidden)
+        self.token_type_embeddings = nn.Embedding(TYPES, shape.hidden)
+        self.LayerNorm = nn.LayerNorm(shape.hidden, eps=1e-12)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(ids.shape[1], device=ids.device)
@@ -51,17 +69,23 @@ class Embeddings(nn.Module):
 
 
 class BertEncoder(nn.Module):
-    def __init__(self, num_classes: int, length: int) -> None:
+    def __init__(self, num_classes: int, length: int, shape: EncoderShape = BERT_BASE) -> None:
         super().__init__()
-        if length > POSITIONS:
-            raise ValueError(f"sequences of {length} tokens exceed BERT's {POSITIONS} positions")
-        self.embeddings = Embeddings()
+        if length > shape.positions:
+            raise ValueError(f"sequences of {length} tokens exceed BERT's {shape.positions} positions")
+        self.embeddings = Embeddings(shape)
         layer = nn.TransformerEncoderLayer(
-            HIDDEN, HEADS, INTERMEDIATE, dropout=0.1, activation="gelu", layer_norm_eps=1e-12, batch_first=True
+            shape.hidden,
+            shape.heads,
+            shape.intermediate,
+            dropout=shape.dropout,
+            activation="gelu",
+            layer_norm_eps=1e-12,
+            batch_first=True,
         )
-        self.encoder = nn.TransformerEncoder(layer, LAYERS, enable_nested_tensor=False)
-        self.pooler = nn.Linear(HIDDEN, HIDDEN)
-        self.classifier = nn.Linear(HIDDEN, num_classes)
+        self.encoder = nn.TransformerEncoder(layer, shape.layers, enable_nested_tensor=False)
+        self.pooler = nn.Linear(shape.hidden, shape.hidden)
+        self.classifier = nn.Linear(shape.hidden, num_classes)
         self.apply(_bert_init)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

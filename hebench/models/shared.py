@@ -11,6 +11,7 @@ update in this order.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -20,3 +21,13 @@ LOCAL_STATE = "buffers"  # what never leaves a client: every buffer (BatchNorm s
 def shared_tensors(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
     """The tensors an update carries, in update order: the trainable parameters (tied ones once, frozen ones never)."""
     return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+
+
+@torch.no_grad()
+def load_shared(model: nn.Module, vector: np.ndarray) -> None:
+    """Copy a flat update (:func:`shared_tensors` order, as long as they are together) into the model."""
+    offset = 0
+    for _, p in shared_tensors(model):
+        n = p.numel()
+        p.copy_(torch.from_numpy(np.asarray(vector[offset : offset + n])).reshape(p.shape))
+        offset += n

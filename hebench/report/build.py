@@ -21,6 +21,7 @@ from hebench.analysis.defended import attack_name
 from hebench.analysis.dropouts import dropout_notes
 from hebench.analysis.load_flags import load_notes
 from hebench.analysis.model_fit import fit
+from hebench.analysis.model_origin import origin_notes
 from hebench.analysis.options import DEFAULT_THREAT, Option, options_for
 from hebench.analysis.pareto import Interval
 from hebench.analysis.score_notes import MARK, vifp_above_one, vifp_note
@@ -42,6 +43,11 @@ from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundR
 COST_COLUMNS: list[tuple[str, str, str, Callable[[Any], str]]] = [
     ("config", "configuration", "configuration", str),
     ("accuracy", "accuracy", "accuracy", U.fmt_number),
+    # language models: held-out perplexity after the first and the last round, and the values one update carries
+    ("first_perplexity", "perplexity round 1", "perplexity (round 1)", lambda v: f"{v:.4g}"),
+    ("perplexity", "perplexity", "perplexity (last round)", lambda v: f"{v:.4g}"),
+    ("update_parameters", "update values", "update values", lambda v: f"{v:,}"),
+    ("dp_epsilon", "DP epsilon", "DP ε (at its δ)", lambda v: f"{v:.3g}"),
     ("client_cpu_s_per_round", "client CPU s/round", "host CPU per round", U.fmt_seconds),
     ("engine_cpu_s_per_round", "engine CPU s/round", "engine CPU per round", U.fmt_seconds),
     ("total_cpu_s_per_round", "total CPU s/round", "total CPU (host + engine)", U.fmt_seconds),
@@ -249,7 +255,7 @@ def run_section(
             f"CPU ×{m.modelled_cpu_s / max(m.baseline_cpu_s, 1e-12):.3f}; source: {m.source}); the chart draws it "
             "hollow, at the modelled costs."
         )
-    section["remarks"] += dropout_notes(rows)
+    section["remarks"] += [*origin_notes(rows), *dropout_notes(rows)]
     prefix = f"run{idx}"
     section["steady"] = _steady_note(rows)
     cold = all(r.includes_warmup for r in rows)  # said as the note above the table says it
@@ -303,14 +309,26 @@ def run_section(
             note = F.coincide_note(F.coinciding(rounds, key, log))
             return f"{text} ({note})" if note else text
 
+        if any(r.perplexity is not None for r in rounds):  # a language model: perplexity is its quality
+            quality.append(
+                (
+                    caption("Held-out perplexity per round", "perplexity"),
+                    figs.add(f"{prefix}-perplexity", F.curves(rounds, "perplexity", "perplexity")),
+                )
+            )
+        else:
+            quality.append(
+                (
+                    caption("Test accuracy per round", "accuracy"),
+                    figs.add(f"{prefix}-accuracy", F.curves(rounds, "accuracy", "accuracy")),
+                )
+            )
+        loss_text = "Held-out next-token loss" if any(r.perplexity is not None for r in rounds) else "Test loss"
         quality.append(
             (
-                caption("Test accuracy per round", "accuracy"),
-                figs.add(f"{prefix}-accuracy", F.curves(rounds, "accuracy", "accuracy")),
+                caption(f"{loss_text} per round", "loss"),
+                figs.add(f"{prefix}-loss", F.curves(rounds, "loss", "test loss")),
             )
-        )
-        quality.append(
-            (caption("Test loss per round", "loss"), figs.add(f"{prefix}-loss", F.curves(rounds, "loss", "test loss")))
         )
         if any(r.max_abs_error for r in rounds):
             curve = F.curves(rounds, "max_abs_error", "max |error|", log=True)

@@ -133,7 +133,12 @@ class ConfigurationRecord(Record):
     selective: Mapping[str, Any] | None = None  # the suite's SelectiveSpec as JSON; None: not selective
     selective_recorded: bool = True  # False: an early v1 writer left `selective` out (see the run's suite)
     model: str
-    parameters: int  # model parameters (values in one update)
+    parameters: int  # model parameters
+    # values in one update: the trainable parameters (LoRA: the adapters; None: a record from before adapters,
+    # when every parameter travelled)
+    update_parameters: int | None = None
+    fine_tuning: Mapping[str, Any] | None = None  # language models: {kind: lora, rank, ...} or {kind: full}
+    model_origin: str | None = None  # where its starting weights come from (ModelSpec.origin); None: not recorded
     start_round: int = 0
     runtime: str = "hebench"  # hebench (local processes) or flower
     superlink: str | None = None  # flower only
@@ -194,6 +199,10 @@ class MaskAgreementRecord(Record, Measured):
     runtime: str | None = None
 
 
+# the global model's quality, as a task evaluates it (hebench.models.task): each a field of round records
+QUALITY_FIELDS = ("accuracy", "loss", "perplexity")
+
+
 @_register("party_round")
 @dataclass(frozen=True, kw_only=True)
 class PartyRoundRecord(Record, Measured):
@@ -211,7 +220,8 @@ class PartyRoundRecord(Record, Measured):
     affinity: tuple[int, ...] | None = None
     train_loss: float | None = None
     accuracy: float | None = None  # client 0 evaluates the new global model
-    loss: float | None = None
+    loss: float | None = None  # language models: held-out next-token loss
+    perplexity: float | None = None  # language models: exp(held-out next-token loss)
     engine: EngineReport | None = None  # offload: the engine's work for this client
     host_engine_bytes: int | None = None  # Flower offload: host <-> engine traffic
     process_cpu_s: float | None = None  # Flower: all CPU of the round's ClientApp processes
@@ -254,7 +264,8 @@ class RoundRecord(Record):
     config: str
     round: int
     accuracy: float | None = None
-    loss: float | None = None
+    loss: float | None = None  # language models: held-out next-token loss
+    perplexity: float | None = None  # language models: exp(held-out next-token loss)
     max_abs_error: float | None = None
     mean_abs_error: float | None = None
     load_avg: float | None = None  # the machine's 1-minute load average when the round completed

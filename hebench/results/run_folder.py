@@ -4,6 +4,8 @@
 
     results.jsonl                         the records (JSON lines)
     suite.yaml                            the validated suite, overrides applied
+    tokenizer/ (vocab.json, merges.txt)   text runs: the vocabulary the clients' text was encoded with
+    language-model.json                   text runs: the decoder, its vocabulary, each configuration's fine-tuning
     checkpoints/<label>/round-N.npy       global model after round N (for --resume)
     checkpoints/<label>/dp-ledger-client-I.jsonl  sample-level DP: client I's charged steps (ε across --resume)
     masks/<label>.npy                     the agreed selective-encryption mask
@@ -91,6 +93,16 @@ class RunFolder:
     @property
     def suite(self) -> Path:
         return self.root / SUITE_FILE
+
+    @property
+    def tokenizer(self) -> Path:
+        """Text runs: the folder holding the run's ``vocab.json`` and ``merges.txt`` (GPT-2's layout)."""
+        return self.root / "tokenizer"
+
+    @property
+    def language_model(self) -> Path:
+        """Text runs: what the decoder is (shape, vocabulary, base) and how each configuration fine-tunes it."""
+        return self.root / "language-model.json"
 
     def checkpoint(self, label: str, round_index: int) -> Path:
         return self.checkpoints(label) / f"round-{round_index}.npy"

@@ -65,7 +65,7 @@ class ConfigurationEstimate:
 @dataclass(frozen=True)
 class SuiteEstimate:
     suite: str
-    parameters: int
+    parameters: int  # values in the largest configuration's update (LoRA: the adapters)
     clients: int
     clients_per_round: int
     rounds: int
@@ -85,13 +85,20 @@ class SuiteEstimate:
 def estimate_suite(suite: Suite) -> SuiteEstimate:
     """Probe this machine and estimate ``suite``'s run (its data loaded, the model checked against memory)."""
     from hebench.data.registry import load_federated
-    from hebench.models import count_parameters
     from hebench.models.size import check_fits
+    from hebench.models.task import ModelInputs
+    from hebench.models.tasks import task_for
 
     data = load_federated(suite.data, suite.seed)
     suite = suite.with_clients(len(data.clients))
-    params = count_parameters(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
-    check_fits(suite.model.name, suite.model.hidden, params)  # before any probe builds it
+    inputs = ModelInputs(data.input_shape, data.num_classes, data.end_of_text)
+    shared = {}  # per configuration, the values its update carries (LoRA: the adapters; else every parameter)
+    for config in suite.configurations:
+        model = suite.model_for(config)
+        counts = task_for(model).counts(model, inputs)
+        check_fits(model.name, model.hidden, counts.total)  # before any probe builds it
+        shared[config.label] = counts.shared
+    params = max(shared.values())
     cores = len(os.sched_getaffinity(0))
     clients = len(data.clients)
     per_round = suite.training.selected_count(clients)
@@ -102,13 +109,14 @@ def estimate_suite(suite: Suite) -> SuiteEstimate:
     costs: dict[tuple[str, str], AdapterCost] = {}
     rows = []
     for config in suite.configurations:
+        values = shared[config.label]
         key = (config.adapter, repr(sorted(config.adapter_params.items())))
         if key not in costs:
             costs[key] = _adapter_cost(config, params)
         cost = costs[key]
-        encrypted = _encrypted_values(config, params)
+        encrypted = _encrypted_values(config, values)
         crypto_s = _crypto_round_s(cost, encrypted, per_round, cores)
-        links_s = _links_round_s(suite, config, cost, encrypted, params, per_round)
+        links_s = _links_round_s(suite, config, cost, encrypted, values, per_round)
         processes = _processes(suite, config, clients)
         keys = 1 + (suite.training.rounds - 1) // (suite.training.key_rotation_rounds or suite.training.rounds)
         start = start_s * math.ceil(processes / cores) + cost.keygen_s * keys
@@ -153,22 +161,21 @@ def _training_step_s(suite: Suite, data: Any) -> float:
 
 
 def _timed_steps(suite: Suite, data: Any) -> float:
-    import torch
 
     from hebench.fl.training import make_optimizer
-    from hebench.models import build_model
+    from hebench.models.task import ModelInputs
+    from hebench.models.tasks import task_for
 
-    torch.manual_seed(suite.seed)
-    model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
+    task = task_for(suite.model)
+    model = task.build(suite.model, ModelInputs(data.input_shape, data.num_classes, data.end_of_text), suite.seed)
     client = data.clients[0]
     x, y = client.x[: suite.training.batch_size], client.y[: suite.training.batch_size]
     opt = make_optimizer(model, suite.training)
-    loss_fn = torch.nn.CrossEntropyLoss()
     times = []
     for _ in range(4):
         start = time.perf_counter()
         opt.zero_grad()
-        loss_fn(model(x), y).backward()
+        task.loss(model, x, y).backward()
         opt.step()
         times.append(time.perf_counter() - start)
     return statistics.median(times[1:])

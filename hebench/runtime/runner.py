@@ -28,12 +28,14 @@ from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.measure.environment import capture
-from hebench.models import build_model, parameter_count
+from hebench.models.task import ModelInputs
+from hebench.models.tasks import task_for
 from hebench.net.messages import MessageKind
 from hebench.protections.dp.noise import reproducible_noise_note
 from hebench.protections.sharing.params import SecretSharingParams
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import (
+    QUALITY_FIELDS,
     AttackSummaryRecord,
     PartyLostRecord,
     PartyRoundRecord,
@@ -120,6 +122,10 @@ class Runner:
         done = completed_rounds(self.run_dir) if resume else {}
         self.folder.suite.write_text(yaml.safe_dump(self.suite.model_dump(mode="json"), sort_keys=False))
         data = load_federated(self.suite.data, self.suite.seed)
+        if data.tokenizer is not None:  # text: attacks and reports decode with the clients' vocabulary
+            from hebench.models.language.run_files import write_run_files
+
+            write_run_files(self.folder, self.suite, data.tokenizer)
         with ResultWriter(results) as writer:
             writer.write(
                 "run",
@@ -188,7 +194,8 @@ class Runner:
     def _configuration_record(self, config: Configuration, data: FederatedData, start: int) -> dict[str, Any]:
         """What a configuration's records are about (written before its first round)."""
         suite = self.suite
-        model = build_model(suite.model.name, data.input_shape, data.num_classes, suite.model.hidden)
+        model = suite.model_for(config)
+        counts = task_for(model).counts(model, ModelInputs(data.input_shape, data.num_classes, data.end_of_text))
         per_round = suite.training.clients_per_round or suite.data.clients
         return {
             "config": config.label,
@@ -200,8 +207,11 @@ class Runner:
             "dp": config.dp.model_dump(mode="json") if config.dp else None,
             "transport": config.transport,
             "tee": config.tee.model_dump(mode="json") if config.tee else None,
-            "model": suite.model.name,
-            "parameters": parameter_count(model),
+            "model": model.name,
+            "parameters": counts.total,
+            "update_parameters": counts.shared,  # what a client's update carries (LoRA: the adapters only)
+            "fine_tuning": model.fine_tuning.model_dump(mode="json") if model.is_decoder else None,
+            "model_origin": model.origin,
             "start_round": start,
             "mode_security": config.mode_params.security(per_round) if config.mode_params else None,
             "network": network_record(suite, config, len(data.clients), self.runtime.name),
@@ -410,7 +420,7 @@ class Runner:
                 state["parties"] += 1
                 state["reported"].add(_party_name(rec))
                 if rec.role == "client" and rec.client == 0:
-                    state["metrics"] = {"accuracy": rec.accuracy, "loss": rec.loss}
+                    state["metrics"] = {k: getattr(rec, k) for k in QUALITY_FIELDS}
                 if rec.role == "aggregator" and rec.arrived is not None:  # faults: who arrived, who left
                     state["faults"] = {
                         "selected": len(rec.selected or ()),

@@ -11,6 +11,7 @@ from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.fl.allowance import Allowance, Decryptions, allowance_for
 from hebench.models import count_parameters
+from hebench.models.task import ModelInputs
 
 
 def test_one_aggregate_of_the_models_length_per_round_in_order():
@@ -58,7 +59,7 @@ def test_a_configurations_allowance_is_its_models_length_or_its_encrypted_part(s
             "configurations": [config],
         }
     )
-    allowance = allowance_for(suite, suite.configurations[0], (1, 8, 8), 10, start_round=2)
+    allowance = allowance_for(suite, suite.configurations[0], ModelInputs((1, 8, 8), 10), start_round=2)
     length = count_parameters("mlp", (1, 8, 8), 10, 4)
     assert (allowance.first, allowance.end) == (2, 5)
     if expected == "all":

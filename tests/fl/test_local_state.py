@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from hebench.fl.update import layer_sizes, load_vector, model_vector, state_vector
+from hebench.fl.update import checkpoint_vector, layer_sizes, load_vector, model_vector
 from hebench.inversion.views.observation import SEES_LOCAL_STATE, parameter_masks
 from hebench.models import build_model, parameter_count
 from hebench.protections.selective.masks import layer_mask, magnitude_map, random_map
@@ -25,7 +25,7 @@ def test_the_update_holds_the_parameters_and_no_buffer():
     assert len(vector) == parameter_count(model) == sum(layer_sizes(model, "per-layer"))
     counters = [b for n, b in model.named_buffers() if n.endswith("num_batches_tracked")]
     assert counters and all(int(c) == 1 for c in counters)
-    assert len(state_vector(model)) == len(vector) + sum(b.numel() for b in model.buffers())
+    assert len(checkpoint_vector(model)) == len(vector) + sum(b.numel() for b in model.buffers())
 
 
 def test_an_aggregate_replaces_the_parameters_and_keeps_this_clients_statistics():
@@ -40,7 +40,7 @@ def test_an_aggregate_replaces_the_parameters_and_keeps_this_clients_statistics(
 
 def test_a_checkpoint_restores_parameters_and_statistics():
     model = _resnet()
-    checkpoint = state_vector(model)
+    checkpoint = checkpoint_vector(model)
     fresh = build_model("resnet18", (3, 32, 32), 10)
     load_vector(fresh, checkpoint)  # the layout every hebench version wrote: old checkpoints resume
     for (name, a), (_, b) in zip(model.state_dict().items(), fresh.state_dict().items(), strict=True):

@@ -17,6 +17,7 @@ from hebench.analysis.advice import defence_lines, offload_lines
 from hebench.analysis.choose import choose
 from hebench.analysis.dropouts import dropout_notes
 from hebench.analysis.load_flags import load_notes
+from hebench.analysis.model_origin import origin_notes
 from hebench.analysis.options import options_for
 from hebench.analysis.summary import SummaryRow
 from hebench.cli.render.legend import label_keys, print_legend
@@ -63,10 +64,11 @@ def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Tab
         ("client\nCPU", "CPU\n×raw", "upload", "upload\n×raw", "round\nwall", "wall\n×raw"),
     )
     spread = _table(_spread_title(rows), "config", ("client CPU", "upload", "round wall"))
+    text = any(r.perplexity is not None for r in rows)  # language models: perplexity is their quality
     phases = _table(
         "wall time per phase, and quality",
         "config",
-        ("encrypt\nwall", "decrypt\nwall", "aggr.\nwall", "accuracy", "max\nerror"),
+        ("encrypt\nwall", "decrypt\nwall", "aggr.\nwall", "perplexity" if text else "accuracy", "max\nerror"),
     )
     for r in rows:
         k = keys[r.config]
@@ -91,14 +93,41 @@ def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Tab
             U.fmt_seconds(cw.get("encrypt")),
             U.fmt_seconds(cw.get("decrypt")),
             U.fmt_seconds(r.aggregator_wall_s.get("aggregate")),
-            U.MISSING if r.accuracy is None else f"{r.accuracy:.3f}",
+            _quality(r, text),
             U.MISSING if r.max_abs_error is None else f"{r.max_abs_error:.1e}",
         )
     tables = [costs, spread, phases]
+    if text:
+        tables.append(_language_table(rows, keys))
     offload = [r for r in rows if r.uses_engines]
     if offload:
         tables.append(_offload_table(offload, keys))
     return tables
+
+
+def _quality(row: SummaryRow, text: bool) -> str:
+    value = row.perplexity if text else row.accuracy
+    return U.MISSING if value is None else (f"{value:.4g}" if text else f"{value:.3f}")
+
+
+def _language_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
+    """Language models: what each update carries, and the held-out perplexity after the first and last rounds."""
+    table = _table(
+        "held-out next-token quality (first and last round) and update size",
+        "config",
+        ("fine-\ntuning", "update\nvalues", "perplexity\nfirst", "perplexity\nlast", "loss\nlast"),
+    )
+    for r in rows:
+        ft = r.fine_tuning or {}
+        table.add_row(
+            keys[r.config],
+            f"lora r={ft.get('rank')}" if ft.get("kind") == "lora" else str(ft.get("kind", U.MISSING)),
+            f"{r.values_per_update:,}",
+            U.MISSING if r.first_perplexity is None else f"{r.first_perplexity:.4g}",
+            U.MISSING if r.perplexity is None else f"{r.perplexity:.4g}",
+            U.MISSING if r.loss is None else f"{r.loss:.4f}",
+        )
+    return table
 
 
 def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
@@ -121,9 +150,9 @@ def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
 
 
 def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
-    """What the figures above do not say by themselves: dropouts counted apart, warm-up included, the offload twin,
-    projections."""
-    notes = dropout_notes(rows)
+    """What the figures above do not say by themselves: where the model starts from, dropouts counted apart,
+    warm-up included, the offload twin, projections."""
+    notes = [*origin_notes(rows), *dropout_notes(rows)]
     cold = [r.config for r in rows if r.includes_warmup]
     if cold:
         notes.append(

@@ -6,12 +6,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from hebench.protections.selective.masks import layer_mask, local_map, top_fraction
+from hebench.models.classification import CLASSIFICATION
+from hebench.protections.selective.masks import Sensitivity, layer_mask, local_map, top_fraction
 from hebench.protections.selective.spec import SelectiveSpec
 
 
-def client_map(spec: SelectiveSpec, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, seed: int) -> np.ndarray:
-    return local_map(spec.mask, model, x[: spec.samples], y[: spec.samples], seed).astype(np.float32)
+def client_map(
+    spec: SelectiveSpec,
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    seed: int,
+    sensitivity: Sensitivity = CLASSIFICATION.sensitivity,
+) -> np.ndarray:
+    """A client's score map over its first ``spec.samples`` samples (``sensitivity``: its task's gradient map)."""
+    return local_map(spec.mask, model, x[: spec.samples], y[: spec.samples], seed, sensitivity).astype(np.float32)
 
 
 def mask_from(spec: SelectiveSpec, model: torch.nn.Module, summed: np.ndarray | None) -> np.ndarray:

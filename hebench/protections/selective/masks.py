@@ -1,9 +1,11 @@
 """Masks over the flat update (parameter order, :mod:`hebench.fl.update`): ``True`` means encrypted.
 
-- ``sensitivity`` (FedML-HE): per-parameter |dL/dw| averaged over K local samples,
-  computed per sample in one vectorised pass (torch.func.vmap over grad), never
-  one autograd call per parameter. For one sample under one-hot cross-entropy
-  it equals |gradient|.
+- ``sensitivity`` (FedML-HE): per-parameter |dL/dw| averaged over K local samples, of the
+  task's loss (:meth:`hebench.models.task.Task.sensitivity`): classification computes it per
+  sample in one vectorised pass (torch.func.vmap over grad), never one autograd call per
+  parameter (for one sample under one-hot cross-entropy it equals |gradient|); a language
+  model block by block, over its trainable parameters only (a LoRA model's adapters, as
+  SHE-LoRA's masks are over the adapters).
 - ``magnitude``: |w|.  ``random``: seeded uniform scores.
 - ``layers``: whole tensors by name pattern; ``first`` and ``last`` name the first
   and last parameterised layers ("first and last layers", as FedML-HE recommends).
@@ -15,14 +17,18 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from hebench.errors import ParameterError
+from hebench.models.classification import CLASSIFICATION
 from hebench.models.shared import shared_tensors
+
+# (model, x, y) -> per trainable parameter, the mean over samples of |d loss / d w| (a task's ``sensitivity``)
+Sensitivity = Callable[[nn.Module, torch.Tensor, torch.Tensor], dict[str, torch.Tensor]]
 
 
 def _flat(model: nn.Module, per_param: dict[str, torch.Tensor]) -> np.ndarray:
@@ -31,25 +37,15 @@ def _flat(model: nn.Module, per_param: dict[str, torch.Tensor]) -> np.ndarray:
     return torch.cat(parts).numpy().astype(np.float64)
 
 
-def sensitivity_map(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
-    from torch.func import functional_call, grad, vmap
-
-    params = {k: v.detach() for k, v in model.named_parameters()}
-    buffers = {k: v.detach() for k, v in model.named_buffers()}
-    was_training = model.training
-    model.eval()
-
-    def loss(p: dict[str, torch.Tensor], xi: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
-        out = functional_call(model, (p, buffers), (xi.unsqueeze(0),))
-        return F.cross_entropy(out, yi.unsqueeze(0))
-
-    per_sample = vmap(grad(loss), in_dims=(None, 0, 0))(params, x, y)
-    model.train(was_training)
-    return _flat(model, {k: v.abs().mean(0) for k, v in per_sample.items()})
+def sensitivity_map(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, sensitivity: Sensitivity = CLASSIFICATION.sensitivity
+) -> np.ndarray:
+    """FedML-HE's map over the update: the task's mean per-sample |gradient| (classification by default)."""
+    return _flat(model, sensitivity(model, x, y))
 
 
 def magnitude_map(model: nn.Module) -> np.ndarray:
-    return _flat(model, {k: v.detach().abs() for k, v in model.named_parameters()})
+    return _flat(model, {k: v.detach().abs() for k, v in shared_tensors(model)})
 
 
 def random_map(model: nn.Module, seed: int) -> np.ndarray:
@@ -58,7 +54,9 @@ def random_map(model: nn.Module, seed: int) -> np.ndarray:
 
 
 def layer_mask(model: nn.Module, patterns: tuple[str, ...]) -> np.ndarray:
-    names = [n for n, _ in model.named_parameters()]
+    """Whole tensors of the update by name; ``first`` / ``last``: the first and last layers with a shared tensor
+    (a LoRA model's first and last adapters, not its frozen embeddings)."""
+    names = [n for n, _ in shared_tensors(model)]
     modules = list(dict.fromkeys(n.rsplit(".", 1)[0] for n in names))
     wanted: set[str] = set()
     for pattern in patterns:
@@ -88,10 +86,17 @@ def top_fraction(scores: np.ndarray, ratio: float) -> np.ndarray:
     return mask
 
 
-def local_map(kind: str, model: nn.Module, x: torch.Tensor, y: torch.Tensor, seed: int) -> np.ndarray:
+def local_map(
+    kind: str,
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    seed: int,
+    sensitivity: Sensitivity = CLASSIFICATION.sensitivity,
+) -> np.ndarray:
     """A client's local score map, scaled to [0, 1] so maps from clients sum on equal terms."""
     if kind == "sensitivity":
-        scores = sensitivity_map(model, x, y)
+        scores = sensitivity_map(model, x, y, sensitivity)
     elif kind == "magnitude":
         scores = magnitude_map(model)
     elif kind == "random":

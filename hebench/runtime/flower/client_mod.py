@@ -28,6 +28,7 @@ from hebench.fl.update import split as split_layers
 from hebench.fl.value_range import RangeFit, ValueRange
 from hebench.protections.selective.split import PLAIN, join, split
 from hebench.protections.spec import resolve
+from hebench.results.records import QUALITY_FIELDS
 from hebench.runtime.flower.ciphers import merged_engine_report
 from hebench.runtime.flower.client_party import NodeParty, digest_of, node_party
 from hebench.runtime.flower.codec import (
@@ -280,7 +281,7 @@ class ClientStep:
         self.hub.records(self.party.sink.drain())  # client 0: the decrypted aggregate, for the error check
         metrics = reply.content.metric_records["metrics"]
         part = self._part(bytes_sent=payload_bytes(reply.content), bytes_received=received)
-        part.update({k: float(v) for k, v in metrics.items() if k in ("accuracy", "loss")})
+        part.update({k: float(v) for k, v in metrics.items() if k in QUALITY_FIELDS})
         if skipped:
             part["skipped"] = True
         if self.range_scale_max is not None:

@@ -67,6 +67,7 @@ class NodeParty:
             start_round=0,
             input_shape=data.input_shape,
             num_classes=data.num_classes,
+            end_of_text=data.end_of_text,
             client_index=node.partition,
             data=data.clients[node.partition],
             test=(data.test_x, data.test_y) if node.partition == 0 else None,

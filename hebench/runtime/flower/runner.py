@@ -29,6 +29,7 @@ from hebench.config import Configuration, MeasureSpec, Suite
 from hebench.errors import ParameterError, PartyError, SuiteError
 from hebench.fl.allowance import allowance_for
 from hebench.fl.party import Credentials, PartyContext, party_main
+from hebench.models.task import model_inputs
 from hebench.net.address import parse_address
 from hebench.net.shaping.scope import ShapingSetup, die_with_parent, run_placed
 from hebench.results.records import FlowerRunRecord, Record
@@ -285,7 +286,7 @@ def start_hub(
         input_shape=run.data.input_shape,
         num_classes=run.data.num_classes,
         # what the engines may decrypt for their nodes (the hub hands it to them with the key sets)
-        allowance=allowance_for(run.suite, run.config, run.data.input_shape, run.data.num_classes, 0)
+        allowance=allowance_for(run.suite, run.config, model_inputs(run.data), 0)
         if run.config.spec.needs_engines
         else None,
     )

@@ -33,6 +33,7 @@ from hebench.fl.running_sum import RunningSum
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
+from hebench.results.records import QUALITY_FIELDS
 from hebench.runtime.flower.client_party import digest_of
 from hebench.runtime.flower.codec import (
     CIPHER_STYPE,
@@ -329,7 +330,7 @@ class HEFedAvg(FedAvg):
         first = next((m for m in valid if int(m.content.metric_records["metrics"][CLIENT]) == 0), None)
         metrics = MetricRecord()
         if first is not None:
-            for key in ("accuracy", "loss"):
+            for key in QUALITY_FIELDS:
                 if key in first.content.metric_records["metrics"]:
                     metrics[key] = first.content.metric_records["metrics"][key]
         self.hub.record(

@@ -30,6 +30,7 @@ from hebench.fl.party import KEY_AUTHORITY, Credentials, PartyContext, Wiring, c
 from hebench.fl.party_names import helper_names
 from hebench.fl.roster import make_identities
 from hebench.fl.run_credentials import RunCredentials
+from hebench.models.task import model_inputs
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
 from hebench.net.shaping.scope import run_bound
@@ -69,10 +70,11 @@ class LocalRuntime:
             start_round=run.start_round,
             input_shape=run.data.input_shape,
             num_classes=run.data.num_classes,
+            end_of_text=run.data.end_of_text,
             initial=run.initial,
             cores=host_cores(suite),
             tls=tls_folder,
-            allowance=allowance_for(suite, config, run.data.input_shape, run.data.num_classes, run.start_round)
+            allowance=allowance_for(suite, config, model_inputs(run.data), run.start_round)
             if decrypts_for_others
             else None,
         )

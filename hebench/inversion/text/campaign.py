@@ -1,0 +1,256 @@
+"""Text leakage of a language-model suite or run: each configuration's views attacked, per victim batch size.
+
+For every configuration (a TEE configuration is not attacked: its enclave is trusted) the aggregator's view and
+the single-update threat models the mode defines are rebuilt through the protections' own code
+(:mod:`.views`): ``plain`` (the raw mode, also over TLS, which ends at the aggregator), ``dp`` (client-level DP on a raw
+upload), ``encrypted`` (host-HE, offload, decryptor-HE: the aggregator holds ciphertext) and host-HE's colluding
+client, ``selective`` (the configuration's mask over the victim's update, known to the adversary), secagg's sum
+of the round's clients and its model-inconsistency attack, secret sharing's one holder and all K holders. The
+victim is client 0 with ``batch`` of its blocks; it trains as the suite says (local steps, learning rate,
+optimiser) on that batch and uploads its weights. Each view is attacked with the exact span attack (or the
+optimisation baseline) and scored against the victim's blocks (:mod:`hebench.inversion.scoring.text`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from hebench.config import Configuration, Suite
+from hebench.errors import ParameterError
+from hebench.inversion.scoring.text import pool, score_reconstruction
+from hebench.inversion.text.masks import text_mask
+from hebench.inversion.text.observation import TextObservation
+from hebench.inversion.text.result import TextReconstruction
+from hebench.inversion.text.views import (
+    TextClient,
+    TextTraining,
+    dp_view,
+    encrypted_view,
+    host_he_colluder_view,
+    model_inconsistency_view,
+    raw_view,
+    secagg_sum_view,
+    selective_view,
+    shares_view,
+)
+from hebench.protections.spec import AttackerView, KeyHolders
+from hebench.protections.threats import Conduit
+
+EXAMPLES = 3  # sequences per view shown beside the original
+
+
+@dataclass(frozen=True)
+class TextView:
+    """One adversary's view of one configuration."""
+
+    config: str
+    adversary: str  # aggregator, colluding client, all share holders, model inconsistency
+    view: str  # raw, dp, encrypted, selective, secagg-sum, host-he-colluder, shares-1, shares-all, ...
+
+
+def views_of(config: Configuration) -> list[TextView]:
+    """The views a configuration gives (its mode's spec says which): the aggregator's, then the single-update
+    threat models the mode defines (a colluding client holding the clients' key set, all share holders, a lying
+    secagg aggregator's model inconsistency)."""
+    label, spec = config.label, config.spec
+    if config.tee is not None:
+        return []
+    seen = spec.attacker_view
+    if config.dp is not None:
+        return [TextView(label, "aggregator", "dp")] if seen is AttackerView.FULL_UPDATE else []
+    if config.selective is not None:
+        return [TextView(label, "aggregator", "selective")]
+    conduits = {rule.conduit for rule in spec.conduits}
+    if seen is AttackerView.FULL_UPDATE:
+        return [TextView(label, "aggregator", "plain")]
+    if seen is AttackerView.NOTHING:
+        views = [TextView(label, "aggregator", "encrypted")]
+        if spec.key_holders is KeyHolders.CLIENTS:  # every client holds the key set: a colluder decrypts
+            views.append(TextView(label, "colluding client", "host-he-colluder"))
+        return views
+    if seen is AttackerView.SUM:
+        views = [TextView(label, "aggregator", "secagg-sum")]
+        if Conduit.SECAGG_INCONSISTENCY in conduits:
+            views.append(TextView(label, "aggregator", "model-inconsistency"))
+        return views
+    if seen is AttackerView.SHARES:
+        return [TextView(label, "one share holder", "shares-1"), TextView(label, "all share holders", "shares-all")]
+    return []
+
+
+def skipped_of(config: Configuration) -> str | None:
+    """Why a configuration gives no view here (None: it gives some)."""
+    if views_of(config):
+        return None
+    if config.tee is not None:
+        return f"{config.label}: a TEE configuration (its enclave is trusted) is not attacked"
+    if config.dp is not None:
+        return f"{config.label}: DP on mode {config.mode} has no text view yet (only DP on plaintext uploads)"
+    return f"{config.label}: mode {config.mode} has no text view yet"
+
+
+def training_of(suite: Suite, batch: int) -> TextTraining:
+    """How the victim trains on its batch: the suite's local steps, learning rate and optimiser."""
+    spec = suite.training
+    optimiser = spec.optimizer if spec.optimizer in ("sgd", "adamw") else None
+    if optimiser is None:
+        raise ParameterError(
+            f"the text views train with sgd or adamw, not {spec.optimizer}", "set training.optimizer: sgd or adamw"
+        )
+    steps = spec.local_steps if spec.local_steps is not None else spec.local_epochs
+    return TextTraining(steps, batch, spec.lr, "weights", suite.seed, optimiser)
+
+
+def observe(
+    view: TextView, config: Configuration, model: nn.Module, clients: Sequence[TextClient], training: TextTraining
+) -> TextObservation:
+    """Build ``view``'s observation of the victim ``clients[0]`` (the others: the rest of its round)."""
+    victim = clients[0]
+    if view.view == "plain":
+        return raw_view(model, victim, training)
+    if view.view == "dp":
+        assert config.dp is not None
+        return dp_view(model, victim, training, config.dp)
+    if view.view == "encrypted":
+        return encrypted_view(model, victim, training, config.spec.name)
+    if view.view == "host-he-colluder":
+        return host_he_colluder_view(model, victim, training, config.adapter or "tenseal-ckks", config.params)
+    if view.view == "selective":
+        sel = config.selective
+        assert sel is not None
+        mask = text_mask(model, sel.mask, sel.ratio, victim.blocks, samples=sel.samples, layers=sel.layers)
+        return selective_view(model, victim, training, mask, f"{sel.mask}-{sel.ratio:g}")
+    if view.view == "secagg-sum":
+        return secagg_sum_view(model, list(clients), training, config.params)
+    if view.view == "model-inconsistency":
+        return model_inconsistency_view(model, list(clients), training, config.params)
+    if view.view.startswith("shares-"):
+        holders = int(config.params.get("aggregators", 3))
+        return shares_view(model, victim, training, holders if view.view == "shares-all" else 1, config.params)
+    raise ParameterError(f"unknown text view {view.view!r}", "use one views_of gives")
+
+
+def _examples(
+    references: list[list[int]], result: TextReconstruction, per: Sequence[dict[str, float]], decode: Callable
+) -> list[dict[str, Any]]:
+    """A few references beside what the attack recovered for them (its best-matching sequence)."""
+    out = []
+    recovered = result.token_lists
+    for i, ref in enumerate(references[:EXAMPLES]):
+        best = max(recovered, key=lambda r: sum(a == b for a, b in zip(r, ref, strict=False)), default=None)
+        out.append(
+            {
+                "original": decode(ref),
+                "recovered": decode(best) if best is not None else None,
+                "rouge1": per[i]["rouge1"],
+                "exact": bool(per[i]["exact"]),
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Victims:
+    """The round's clients' blocks for one victim batch (client 0 the victim)."""
+
+    clients: tuple[TextClient, ...]
+
+
+def victims(blocks: Sequence[torch.Tensor], batch: int, index: int, per_round: int) -> Victims:
+    """Batch ``index`` of ``batch`` blocks from each of the round's first ``per_round`` clients."""
+    chosen = []
+    for c in range(min(per_round, len(blocks))):
+        held = blocks[c]
+        start = index * batch
+        if start + batch > len(held):
+            if c == 0:
+                raise ParameterError(
+                    f"client 0 holds {len(held)} blocks: no batch {index} of {batch}", "attack fewer or smaller batches"
+                )
+            start = 0
+        chosen.append(TextClient(held[start : start + batch].clone()))
+    return Victims(tuple(chosen))
+
+
+def attack_views(
+    suite: Suite,
+    models: Callable[[Configuration], nn.Module],
+    blocks: Sequence[torch.Tensor],
+    decode: Callable[[Sequence[int]], str],
+    batch_sizes: Sequence[int],
+    batches: int = 1,
+    attack: Callable[[TextObservation], TextReconstruction] | None = None,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Attack every view of every configuration of ``suite`` for each victim batch size; records and summaries.
+
+    ``models(config)`` gives the global model the round's updates were computed on; ``blocks`` each client's
+    token blocks. Returns the summaries (one per configuration, view and batch size) and the notes (skipped
+    configurations)."""
+    from hebench.inversion.text.span_attack import span_attack
+
+    attack = attack or span_attack
+    per_round = suite.training.clients_per_round or len(blocks)
+    notes = [n for c in suite.configurations if (n := skipped_of(c)) is not None]
+    summaries = []
+    for config in suite.configurations:
+        views = views_of(config)
+        if not views:
+            continue
+        model = models(config)
+        for batch in batch_sizes:
+            training = training_of(suite, batch)
+            for view in views:
+                scores, outcomes, examples, why, seconds = [], {}, [], "", 0.0
+                for index in range(batches):
+                    round_clients = victims(blocks, batch, index, per_round).clients
+                    started = time.perf_counter()
+                    obs = observe(view, config, model, round_clients, training)
+                    result = attack(obs)
+                    seconds += time.perf_counter() - started
+                    references = round_clients[0].blocks.tolist()
+                    score = score_reconstruction(references, result)
+                    scores.append(score)
+                    outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
+                    why = why or (f"{result.reason}: {result.why}" if result.reason else "")
+                    if index == 0:
+                        examples = _examples(references, result, score.per_sequence, decode)
+                    if on_record is not None:
+                        on_record(
+                            {
+                                **view.__dict__,
+                                "batch_size": batch,
+                                "batch": index,
+                                "attack": result.attack,
+                                "outcome": result.outcome,
+                                "reason": str(result.reason) if result.reason else None,
+                                "why": result.why,
+                                "references": references,
+                                "recovered_tokens": result.token_lists,
+                                **score.to_dict(),
+                            }
+                        )
+                summaries.append(
+                    {
+                        "config": view.config,
+                        "adversary": view.adversary,
+                        "view": view.view,
+                        "batch_size": batch,
+                        "length": blocks[0].shape[1],
+                        "steps": training.steps,
+                        "optimiser": training.optimiser,
+                        "batches": batches,
+                        "outcomes": outcomes,
+                        "why": why,
+                        "attack_s": seconds,
+                        **pool(scores),
+                        "examples": examples,
+                    }
+                )
+    return summaries, notes

@@ -1,0 +1,257 @@
+"""The exact span attack (DAGER family: Petrov et al., "DAGER: Exact Gradient Inversion for Large Language Models",
+NeurIPS 2024): observation -> token sequences, or the reason it cannot recover them.
+
+1. **Tokens.** The first attention projection's gradient rows span that layer's inputs when fewer than its
+   width are behind the update (:mod:`.span`, :mod:`.site_rows`); every vocabulary entry at every position is
+   tested against that span (:mod:`.vocabulary`); those within ``token_tol`` are the tokens at that position.
+2. **Order.** Decoders: sequences grow position by position through the second block's span (causal attention:
+   its input at ``p`` depends on tokens ``0..p``; :mod:`.decoder_order`); the last token, a target only in the
+   next-token loss, is read from the loss's linearity (:mod:`.last_token`). Encoders (no causal mask): whole
+   sequences are searched, each position's token chosen to bring every position's second-layer input onto the span
+   (:mod:`.encoder_order`).
+
+Assumptions, checked at run time, each failure a typed result: the view holds the first projection's tensors
+(encrypted ones are not read; hidden coordinates are completed at low rank); its rank stays below the width
+(full fine-tuning: inputs < width) or below the adapter's rank (LoRA); a deterministic forward (no dropout in
+training); sequences no longer than the model's positions. Under several local steps of full fine-tuning the
+embeddings move, so the spans are only approximately the inputs' (looser tolerances help, at the cost of false
+tokens); DP noise fills the spectrum.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+
+from hebench.inversion.text.anatomy import Decoder, Encoder, anatomy_of
+from hebench.inversion.text.decoder_order import grow
+from hebench.inversion.text.observation import TextObservation
+from hebench.inversion.text.result import RecoveredSequence, TextReconstruction, Why, failed
+from hebench.inversion.text.site_rows import SiteRows, site_rows
+from hebench.inversion.text.span import Span, span_of
+from hebench.inversion.text.vocabulary import token_distances
+
+NAME = "span"
+
+
+@dataclass(frozen=True)
+class SpanConfig:
+    min_gap: float = 10.0  # the spectrum must drop by this factor where the span is cut (else: no span)
+    token_tol: float = 1e-4  # a token is in the batch when its relative distance to the first span is below this
+    order_tol: float = 1e-3  # an extension (decoder) / a sequence (encoder) passes below this second-span distance
+    per_gap: float = 1.0  # tolerances widen to per_gap / gap: noise tilts the span by about 1 / gap
+    keep: int = 0  # prefixes kept per position (decoder growth; 0: 4 x the protocol's sequences, at least 64)
+    per_position: int = 0  # tokens kept per position, the closest (0: 2 x the protocol's sequences, at least 8)
+    encoder_sweeps: int = 8  # coordinate sweeps per encoder search
+    encoder_starts: int = 0  # searches started (0: one per token at the most diverse position, at most 4 x bound)
+    last_token: bool = True  # decoders: read the last token from the loss's linearity
+    device: str = "cpu"
+
+
+def _span(rows: SiteRows, cfg: SpanConfig, bound: int) -> Span:
+    return span_of(rows.rows.to(cfg.device), cfg.min_gap, bound)
+
+
+def _best(readings: list[SiteRows], cfg: SpanConfig, bound: int) -> tuple[SiteRows, Span] | None:
+    """The reading whose span is cut at the largest gap (a usable span first)."""
+    spans = [(r, _span(r, cfg, bound)) for r in readings]
+    if not spans:
+        return None
+    return max(spans, key=lambda pair: (pair[1].rank > 0, pair[1].gap if pair[1].rank > 0 else 0.0))
+
+
+def _tolerance(base: float, span: Span, cfg: SpanConfig) -> float:
+    return max(base, cfg.per_gap / span.gap)
+
+
+def _closest(distances: torch.Tensor, tol: float, cap: int) -> torch.Tensor:
+    """The entries within ``tol``, at most ``cap`` of them (the closest), in vocabulary order."""
+    inside = torch.nonzero(distances < tol).flatten()
+    if len(inside) > cap:
+        inside = inside[distances[inside].argsort()[:cap]].sort().values
+    return inside
+
+
+def _check_span(
+    rows: SiteRows, span: Span, obs: TextObservation, layer: str, cfg: SpanConfig
+) -> tuple[Why, str] | None:
+    """Why this span is not the inputs' span (None: it is usable)."""
+    bound = obs.tokens_bound
+    cause = (
+        f"up to {bound} inputs are behind the update (batch {obs.batch_size} x {obs.length} tokens"
+        f"{f' x {obs.steps} steps' if obs.steps > 1 else ''}{f' x {obs.clients} clients' if obs.clients > 1 else ''})"
+    )
+    if len(span.singular) == 0 or float(span.singular[0]) == 0.0:
+        return Why.ZERO_GRADIENT, f"the {layer} layer's observed gradient ({rows.source}) is zero"
+    if span.rank == 0:
+        what = Why.SPAN_FULL if rows.source == "weight" else Why.ADAPTER_RANK
+        return what, (
+            f"the {layer} layer's {rows.source} gradient ({len(span.singular)} singular values, against"
+            f" {rows.limit_reason}) has no drop in its spectrum (largest ratio {span.gap:.3g} < {cfg.min_gap:g}):"
+            f" its rows do not single out the inputs' span ({cause}; more inputs than"
+            f" {'the width' if rows.source == 'weight' else 'r'}, noise, or drift over steps fill the spectrum)"
+        )
+    if span.rank >= rows.limit:
+        if rows.source == "weight":
+            return Why.SPAN_FULL, (
+                f"the {layer} layer's gradient has rank {span.rank}, reaching {rows.limit_reason}: its rows span the"
+                f" whole input space, so no token can be told apart ({cause}; noise or drift over steps also fill"
+                " the spectrum)"
+            )
+        return Why.ADAPTER_RANK, (
+            f"the {layer} layer's {rows.source} gradient has rank {span.rank}, reaching {rows.limit_reason}: it"
+            f" spans an r-dimensional part of the inputs' span, not all of it ({cause}; the test needs fewer"
+            f" inputs than r)"
+        )
+    return None
+
+
+def span_attack(obs: TextObservation, cfg: SpanConfig = SpanConfig()) -> TextReconstruction:
+    """Recover the token sequences behind ``obs`` from what the view holds, or say why not."""
+    started = time.perf_counter()
+    if obs.update is None:
+        return failed(NAME, Why.NOTHING_OBSERVED, f"the {obs.view} view holds no update: nothing to attack")
+    anatomy = anatomy_of(obs.model)
+    if obs.length > anatomy.positions:
+        return failed(NAME, Why.TOO_LONG, f"{obs.length} tokens exceed the model's {anatomy.positions} positions")
+    diag: dict[str, Any] = {"family": anatomy.family, "tokens_bound": obs.tokens_bound, "view": obs.view}
+    if anatomy.dropout() > 0:
+        diag["dropout_warning"] = (
+            f"the model trains with dropout {anatomy.dropout():g}: the layers' inputs are randomised in training,"
+            " the tests assume they are not"
+        )
+    picked = _best(site_rows(obs, anatomy.first), cfg, obs.tokens_bound)
+    if picked is None:
+        return failed(
+            NAME,
+            Why.LAYER_NOT_OBSERVED,
+            "the first attention projection's gradient is not in the view (encrypted, not sent, or zero)",
+            **diag,
+        )
+    first, span1 = picked
+    diag.update({"first": {**span1.diagnostics(), **first.diagnostics, "source": first.source}})
+    problem = _check_span(first, span1, obs, "first", cfg)
+    if problem is not None:
+        return failed(NAME, problem[0], problem[1], **diag)
+
+    # positions whose inputs reach the gradient: a decoder's last one feeds no loss term (next-token loss)
+    tested = obs.length - 1 if anatomy.family == "decoder" else obs.length
+    distances = token_distances(anatomy.inputs(), span1, tested, first.coords)
+    token_tol = _tolerance(cfg.token_tol, span1, cfg)
+    cap = cfg.per_position or max(2 * obs.sequences_bound, 8)
+    found = [_closest(row, token_tol, cap) for row in distances]
+    diag["token_tol"] = token_tol
+    diag["tokens_per_position"] = [len(f) for f in found]
+    diag["first_seconds"] = time.perf_counter() - started
+    by_position = tuple(tuple(int(t) for t in f) for f in found)
+    if not any(len(f) for f in found):
+        closest = float(distances.min())
+        return failed(
+            NAME,
+            Why.NO_TOKENS,
+            f"no vocabulary entry is within {token_tol:.3g} of the first span at any position (closest {closest:.2e})",
+            **diag,
+        )
+    picked2 = _best(site_rows(obs, anatomy.second), cfg, obs.tokens_bound)
+    second, span2 = (None, None) if picked2 is None else picked2
+    problem2 = None
+    if second is None:
+        problem2 = (Why.ORDER_UNAVAILABLE, "the second attention projection's gradient is not in the view")
+    else:
+        assert span2 is not None
+        diag["second"] = {**span2.diagnostics(), **second.diagnostics, "source": second.source}
+        problem2 = _check_span(second, span2, obs, "second", cfg)
+    if problem2 is not None:
+        return TextReconstruction(
+            NAME, "partial", (), by_position, Why.ORDER_UNAVAILABLE, f"tokens by position only: {problem2[1]}", diag
+        )
+    assert second is not None and span2 is not None
+    diag["order_tol"] = order_tol = _tolerance(cfg.order_tol, span2, cfg)
+    cfg = replace(cfg, order_tol=order_tol)
+    if isinstance(anatomy, Decoder):
+        result = _order_decoder(obs, anatomy, span2, second, found, cfg, diag, by_position)
+    else:
+        result = _order_encoder(obs, anatomy, span2, second, found, cfg, diag, by_position)
+    result.diagnostics["seconds"] = time.perf_counter() - started
+    return result
+
+
+def _order_decoder(
+    obs: TextObservation,
+    anatomy: Decoder,
+    span2: Span,
+    second: SiteRows,
+    found: list[torch.Tensor],
+    cfg: SpanConfig,
+    diag: dict[str, Any],
+    by_position: tuple[tuple[int, ...], ...],
+) -> TextReconstruction:
+    from hebench.inversion.text.last_token import last_tokens
+
+    keep = cfg.keep or max(4 * obs.sequences_bound, 64)
+    growth = grow(anatomy, span2, found, cfg.order_tol, keep, second.coords)
+    diag.update({"order_tried": growth.tried, "order_capped": growth.capped, "order_reached": growth.reached})
+    if len(growth.tokens) == 0 or growth.reached == 0:
+        return TextReconstruction(
+            NAME,
+            "partial",
+            (),
+            by_position,
+            Why.NO_SEQUENCES,
+            f"no prefix passed the second span within {cfg.order_tol:g} (at position {growth.reached})",
+            diag,
+        )
+    prefixes, residuals = growth.tokens.cpu(), growth.residuals.cpu()
+    complete = growth.reached == len(found)
+    bound = obs.sequences_bound
+    if complete and bound and len(prefixes) > bound:  # no more sequences than the protocol allows: the closest
+        closest = residuals.amax(dim=1).argsort()[:bound]
+        diag["order_dropped_over_bound"] = len(prefixes) - bound
+        prefixes, residuals = prefixes[closest], residuals[closest]
+    lasts: list[int | None] = [None] * len(prefixes)
+    if complete and cfg.last_token and obs.length >= 2:
+        known = 1.0 if obs.steps == 1 and obs.clients == 1 else None  # one gradient of the victim's mean loss
+        last = last_tokens(obs, prefixes, scale=known)
+        lasts = [int(t) for t in last.tokens]
+        diag["last_token_margins"] = list(last.margins)
+        diag["last_token_scale"] = last.scale
+    sequences = tuple(
+        RecoveredSequence(
+            tuple(int(t) for t in prefixes[i]) + (() if lasts[i] is None else (lasts[i],)),
+            tuple(float(r) for r in residuals[i]),
+        )
+        for i in range(len(prefixes))
+    )
+    if not complete:
+        why = f"prefixes stop at position {growth.reached} of {obs.length}: no extension passed the second span"
+        return TextReconstruction(NAME, "partial", sequences, by_position, Why.INCOMPLETE, why, diag)
+    note = "" if cfg.last_token else "the last token (a target only) is not read: sequences hold L-1 tokens"
+    return TextReconstruction(NAME, "recovered", sequences, by_position, None, note, diag)
+
+
+def _order_encoder(
+    obs: TextObservation,
+    anatomy: Encoder,
+    span2: Span,
+    second: SiteRows,
+    found: list[torch.Tensor],
+    cfg: SpanConfig,
+    diag: dict[str, Any],
+    by_position: tuple[tuple[int, ...], ...],
+) -> TextReconstruction:
+    from hebench.inversion.text.encoder_order import search
+
+    if any(len(f) == 0 for f in found):
+        empty = [p for p, f in enumerate(found) if len(f) == 0]
+        why = f"no token passed the first span at positions {empty[:8]}: no whole sequence can be formed"
+        return TextReconstruction(NAME, "partial", (), by_position, Why.NO_SEQUENCES, why, diag)
+    outcome = search(anatomy, span2, found, cfg, obs.sequences_bound, second.coords)
+    diag.update(outcome.diagnostics)
+    sequences = tuple(RecoveredSequence(tuple(s), tuple(r)) for s, r in outcome.sequences)
+    if not sequences:
+        why = f"no sequence passed the second span within {cfg.order_tol:g} ({outcome.diagnostics['evaluated']} tried)"
+        return TextReconstruction(NAME, "partial", (), by_position, Why.NO_SEQUENCES, why, diag)
+    return TextReconstruction(NAME, "recovered", sequences, by_position, None, "", diag)
