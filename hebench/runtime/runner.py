@@ -28,6 +28,7 @@ from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.measure.environment import capture
+from hebench.models.size import check_fits
 from hebench.models.task import ModelInputs
 from hebench.models.tasks import task_for
 from hebench.net.messages import MessageKind
@@ -196,6 +197,7 @@ class Runner:
         suite = self.suite
         model = suite.model_for(config)
         counts = task_for(model).counts(model, ModelInputs(data.input_shape, data.num_classes, data.end_of_text))
+        check_fits(model.name, model.hidden, counts.total)  # before any party starts: no out-of-memory in one
         per_round = suite.training.clients_per_round or suite.data.clients
         return {
             "config": config.label,
