@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from hebench.data.natural import CLASSES, load_natural_tensors
-from hebench.inversion.attacks.optimisation import reconstruct
+from hebench.inversion.attacks import reconstruct_one as reconstruct
 from hebench.inversion.evaluate import init_model
 from hebench.inversion.parallel import RestartPool, default_workers
 from hebench.inversion.recipes import load_recipe

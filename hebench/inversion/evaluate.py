@@ -25,8 +25,9 @@ from hebench.analysis.success import SUCCESS_SSIM, success_rate
 from hebench.config.suite import DataSpec, DPSpec, SelectiveSpec
 from hebench.data.registry import load_federated
 from hebench.errors import DatasetError, ParameterError
-from hebench.inversion.attacks.imprint import plant_imprint
-from hebench.inversion.attacks.optimisation import Reconstruction, resolve_device
+from hebench.inversion.attacks import Reconstruction
+from hebench.inversion.attacks.trap_weights import plant_imprint
+from hebench.inversion.devices import resolve_device
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.recipes import load_recipe
 from hebench.inversion.scoring.metrics import score, ssim

@@ -17,7 +17,8 @@ from types import TracebackType
 
 import torch
 
-from hebench.inversion.attacks.optimisation import AttackConfig, Reconstruction, reconstruct, resolve_device
+from hebench.inversion.attacks import AttackConfig, Reconstruction, reconstruct_one
+from hebench.inversion.devices import resolve_device
 from hebench.inversion.views.observation import Observation
 
 
@@ -31,11 +32,11 @@ def _init_worker() -> None:
 
 def _run(obs: Observation, cfg: AttackConfig, seed: int, device: str) -> Reconstruction:
     if device != "cpu":
-        return reconstruct(obs.to(device), cfg, seed)
+        return reconstruct_one(obs.to(device), cfg, seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the workers: the same arithmetic, so results do not depend on ``workers``
     try:
-        return reconstruct(obs, cfg, seed)
+        return reconstruct_one(obs, cfg, seed)
     finally:
         torch.set_num_threads(threads)
 
