@@ -10,9 +10,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
+from hebench.config.suite import (
+    Configuration,
+    SelectiveSpec,
+    Suite,
+    ThreatSpec,
+    parse_suite,
+)
 from hebench.errors import ParameterError
-from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
+from hebench.inversion.evaluate import (
+    AttackPlan,
+    SubmittedPlan,
+    public,
+    save_grid,
+    submit_plan,
+    summarize,
+    threat_fields,
+)
 from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.views.conduits import Protocol
@@ -344,15 +358,24 @@ def run_campaign(
 ) -> list[dict[str, Any]]:
     """Run every plan; write each record and a summary per plan; save one PNG grid per plan.
 
-    Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once.
-    An ``attack_campaign`` record closes the campaign with its duration, workers and device.
+    Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once. Every plan's
+    restarts are queued before any is waited for, so restarts that share a model and a threat model run in
+    one batch across plans (configurations), images and restarts (:mod:`hebench.inversion.batching`). An
+    ``attack_campaign`` record closes the campaign: its duration, workers, device, engine, the largest batch
+    and restarts per second.
     """
     check_malicious_models(plans)
     start = time.perf_counter()
-    summaries = []
-    done: dict[AttackPlan, list[dict[str, Any]]] = {}
     if pool is None and plans:
         pool = shared_pool(plans[0].workers, plans[0].device)
+    before = replace(pool.stats, engines=set()) if pool else None
+    submitted: dict[AttackPlan, SubmittedPlan] = {}
+    for plan in plans:
+        key = _same_attack(plan)
+        if key not in submitted:
+            submitted[key] = submit_plan(plan, pool)
+    summaries = []
+    done: dict[AttackPlan, list[dict[str, Any]]] = {}
     for plan in plans:
         t0 = time.perf_counter()
         key = _same_attack(plan)
@@ -362,7 +385,7 @@ def run_campaign(
                 if on_result:
                     on_result(plan, rec)
         else:
-            records = run_plan(plan, (lambda rec, plan=plan: on_result(plan, rec)) if on_result else None, pool)
+            records = submitted[key].finish((lambda rec, plan=plan: on_result(plan, rec)) if on_result else None)
             done[key] = records
         for rec in records:
             writer.write("attack", public(rec))
@@ -370,14 +393,20 @@ def run_campaign(
         summary = summary_of(plan, records, grid, time.perf_counter() - t0)
         writer.write("attack_summary", summary)
         summaries.append(summary)
-    if plans:
+    if plans and pool is not None and before is not None:
+        wall = time.perf_counter() - start
+        restarts = pool.stats.restarts - before.restarts
         writer.write(
             "attack_campaign",
             {
                 "plans": len(plans),
-                "wall_s": time.perf_counter() - start,
-                "workers": pool.workers if pool else None,
-                "device": pool.device if pool else None,
+                "wall_s": wall,
+                "workers": pool.workers,
+                "device": pool.device,
+                "engine": ",".join(sorted(pool.stats.engines)) or None,
+                "batch_size": pool.stats.largest or None,
+                "restarts": restarts,
+                "restarts_per_s": restarts / wall if restarts and wall > 0 else None,
             },
         )
     return summaries

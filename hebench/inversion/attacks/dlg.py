@@ -18,7 +18,9 @@ from hebench.inversion.attacks.dummies import start_images, start_labels
 from hebench.inversion.attacks.matching import DISTANCES
 from hebench.inversion.attacks.reconstruction import Reconstruction, prior
 from hebench.inversion.attacks.registry import one_by_one, register
+from hebench.inversion.attacks.restarts import BatchObjective, RestartBatch, restart_batches
 from hebench.inversion.attacks.upload import dummy_upload
+from hebench.inversion.optim.lbfgs import BatchedLBFGS
 from hebench.inversion.views.observation import Observation
 
 
@@ -28,11 +30,12 @@ def serial(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
         return prior(obs)
     dev = obs.gradients[0].device
     gen = torch.Generator().manual_seed(seed)
+    dtype = obs.gradients[0].dtype
     x = start_images(obs, "randn", gen)
     y, source = start_labels(obs, cfg.known_label, gen)
     x, y = (
-        x.to(dev).requires_grad_(True),
-        (y.detach().to(dev).requires_grad_(True) if y.is_floating_point() else y.to(dev)),
+        x.to(dev, dtype).requires_grad_(True),
+        (y.detach().to(dev, dtype).requires_grad_(True) if y.is_floating_point() else y.to(dev)),
     )
     variables = [x, y] if y.is_floating_point() else [x]
     search = None if cfg.line_search == "none" else "strong_wolfe"
@@ -67,7 +70,77 @@ def serial(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
     return Reconstruction(images, labels, best[0], finite, trace, label_source=source)
 
 
+def batched(observations: Sequence[Observation], cfg: AttackConfig, seeds: Sequence[int]) -> list[Reconstruction]:
+    """Every restart at once: :class:`~hebench.inversion.optim.lbfgs.BatchedLBFGS` (torch's L-BFGS row by row)
+    over the restarts' variables, each restart with its own best iterate, patience and tolerance."""
+    out: list[Reconstruction | None] = [None if o.gradients is not None else prior(o) for o in observations]
+    for positions, batch in restart_batches(observations, seeds, "randn", cfg.known_label):
+        for i, rec in zip(positions, _lbfgs(batch, cfg), strict=True):
+            out[i] = rec
+    return [rec for rec in out if rec is not None]
+
+
+def _lbfgs(batch: RestartBatch, cfg: AttackConfig) -> list[Reconstruction]:
+    size, x_shape = batch.size, batch.x0.shape[1:]
+    nx = batch.x0[0].numel()
+    parts = [batch.x0.reshape(size, -1)] + ([batch.labels.reshape(size, -1)] if batch.soft else [])
+    z = torch.cat(parts, dim=1).contiguous()
+    objective = BatchObjective(batch, cfg.distance)
+
+    def closure(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        zr = z[rows]
+        x = zr[:, :nx].reshape(len(rows), *x_shape)
+        y = zr[:, nx:].reshape(len(rows), *batch.labels.shape[1:]) if batch.soft else batch.labels[rows]
+        loss, _, gx, gy = objective(x, y, rows)
+        flat = [gx.reshape(len(rows), -1)] + ([gy.reshape(len(rows), -1)] if gy is not None else [])
+        return loss.detach(), torch.cat(flat, dim=1).detach()
+
+    opt = BatchedLBFGS(z, lr=cfg.lr, line_search=cfg.line_search)
+    best_loss, since = [math.inf] * size, [0] * size
+    best_z = z.clone()
+    traces: list[list[float]] = [[] for _ in range(size)]
+    finite = [True] * size
+    active = list(range(size))
+    for _ in range(cfg.steps):
+        if not active:
+            break
+        rows = torch.tensor(active, device=z.device)
+        before = z[rows].clone()
+        losses = opt.step(closure, rows).tolist()  # each restart's objective at ``before``
+        x_ok = torch.isfinite(z[rows, :nx]).all(dim=1).tolist()
+        improved, still = [], []
+        for j, r in enumerate(active):
+            if not math.isfinite(losses[j]) or not x_ok[j]:
+                finite[r] = False
+                continue
+            traces[r].append(losses[j])
+            if losses[j] < best_loss[r] * (1 - 1e-4):
+                best_loss[r], since[r] = losses[j], 0
+                improved.append(j)
+            else:
+                since[r] += 1
+            if best_loss[r] >= cfg.tolerance and since[r] < cfg.patience:
+                still.append(r)
+        if improved:
+            picked = torch.tensor(improved, device=z.device)
+            best_z[rows[picked]] = before[picked]
+        active = still
+    out = []
+    for r in range(size):
+        images = best_z[r, :nx].reshape(x_shape).clamp(0, 1).cpu()
+        if batch.soft:
+            labels = best_z[r, nx:].reshape(batch.labels.shape[1:]).argmax(dim=-1).cpu()
+        else:
+            labels = batch.labels[r].cpu()
+        out.append(Reconstruction(images, labels, best_loss[r], finite[r], traces[r], label_source=batch.sources[r]))
+    for rec in out:
+        rec.batch = size
+    return out
+
+
 @register("lbfgs")
 def reconstruct(observations: Sequence[Observation], cfg: AttackConfig, seeds: Sequence[int]) -> list[Reconstruction]:
     """DLG, and iDLG when the recipe knows the label."""
-    return one_by_one(serial, observations, cfg, seeds)
+    if cfg.engine == "serial":
+        return one_by_one(serial, observations, cfg, seeds)
+    return batched(observations, cfg, seeds)

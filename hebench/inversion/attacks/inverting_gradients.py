@@ -18,6 +18,7 @@ from hebench.inversion.attacks.dummies import start_images, start_labels
 from hebench.inversion.attacks.matching import DISTANCES, total_variation
 from hebench.inversion.attacks.reconstruction import Reconstruction, prior
 from hebench.inversion.attacks.registry import one_by_one, register
+from hebench.inversion.attacks.restarts import BatchObjective, RestartBatch, restart_batches
 from hebench.inversion.attacks.upload import dummy_upload
 from hebench.inversion.views.observation import Observation
 
@@ -33,9 +34,10 @@ def serial(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
         return prior(obs)
     dev = obs.gradients[0].device
     gen = torch.Generator().manual_seed(seed)
-    x = start_images(obs, cfg.init, gen).to(dev).requires_grad_(True)
+    dtype = obs.gradients[0].dtype
+    x = start_images(obs, cfg.init, gen).to(dev, dtype).requires_grad_(True)
     y, source = start_labels(obs, True, gen)
-    y = y.detach().to(dev).requires_grad_(True) if y.is_floating_point() else y.to(dev)
+    y = y.detach().to(dev, dtype).requires_grad_(True) if y.is_floating_point() else y.to(dev)
     params = [x, y] if y.is_floating_point() else [x]
     opt = torch.optim.Adam(params, lr=cfg.lr)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=step_decay(cfg.steps), gamma=0.1)
@@ -65,7 +67,74 @@ def serial(obs: Observation, cfg: AttackConfig, seed: int) -> Reconstruction:
     return Reconstruction(best[1].clamp(0, 1).cpu(), labels, best[0], finite, trace, label_source=source)
 
 
+def batched(observations: Sequence[Observation], cfg: AttackConfig, seeds: Sequence[int]) -> list[Reconstruction]:
+    """Every restart at once: one Adam over the stacked dummies. Adam's state is per coordinate, so each
+    restart's moments, steps and signed updates are exactly those of its own Adam; the schedule is shared
+    because every restart takes every step (a restart that leaves the finite numbers stops and is frozen)."""
+    out: list[Reconstruction | None] = [None if o.gradients is not None else prior(o) for o in observations]
+    for positions, batch in restart_batches(observations, seeds, cfg.init, True):
+        for i, rec in zip(positions, _adam(batch, cfg), strict=True):
+            out[i] = rec
+    return [rec for rec in out if rec is not None]
+
+
+def _adam(batch: RestartBatch, cfg: AttackConfig) -> list[Reconstruction]:
+    size = batch.size
+    x = batch.x0.clone().requires_grad_(True)
+    y = batch.labels.clone().requires_grad_(True) if batch.soft else batch.labels
+    params = [x, y] if batch.soft else [x]
+    opt = torch.optim.Adam(params, lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=step_decay(cfg.steps), gamma=0.1)
+    objective = BatchObjective(batch, cfg.distance, cfg.tv)
+    best_value, best_kept = [math.inf] * size, [math.inf] * size
+    best_x, best_y = x.detach().clone(), y.detach().clone()
+    traces: list[list[float]] = [[] for _ in range(size)]
+    finite = [True] * size
+    alive = list(range(size))
+    for _ in range(cfg.steps):
+        if not alive:
+            break
+        rows = torch.tensor(alive, device=x.device)
+        loss, match, gx, gy = objective(x.detach()[rows], y.detach()[rows], rows)
+        values = match.tolist()
+        kept = values if cfg.keep == "match" else loss.tolist()
+        improved, still = [], []
+        for j, r in enumerate(alive):
+            if not math.isfinite(kept[j]):
+                finite[r] = False
+                continue
+            still.append(j)
+            traces[r].append(values[j])
+            if kept[j] < best_kept[r]:
+                best_value[r], best_kept[r] = values[j], kept[j]
+                improved.append(j)
+        if improved:
+            picked = rows[torch.tensor(improved, device=x.device)]
+            best_x[picked] = x.detach()[picked]
+            best_y[picked] = y.detach()[picked]
+        keep = torch.tensor(still, dtype=torch.long, device=x.device)
+        x.grad = torch.zeros_like(x)
+        x.grad[rows[keep]] = gx[keep].sign()  # signed gradients, as in the paper
+        if batch.soft:
+            y.grad = torch.zeros_like(y)
+            y.grad[rows[keep]] = gy[keep]  # type: ignore[index]
+        opt.step()
+        sched.step()
+        with torch.no_grad():
+            x.clamp_(0, 1)
+        alive = [alive[j] for j in still]
+    out = []
+    for r in range(size):
+        labels = (best_y[r].argmax(dim=-1) if batch.soft else best_y[r]).cpu()
+        rec = Reconstruction(best_x[r].clamp(0, 1).cpu(), labels, best_value[r], finite[r], traces[r])
+        rec.label_source, rec.batch = batch.sources[r], size
+        out.append(rec)
+    return out
+
+
 @register("signed-adam")
 def reconstruct(observations: Sequence[Observation], cfg: AttackConfig, seeds: Sequence[int]) -> list[Reconstruction]:
     """Inverting Gradients, one restart per ``(observation, seed)``."""
-    return one_by_one(serial, observations, cfg, seeds)
+    if cfg.engine == "serial":
+        return one_by_one(serial, observations, cfg, seeds)
+    return batched(observations, cfg, seeds)
