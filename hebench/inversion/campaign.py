@@ -8,10 +8,12 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from hebench.config.suite import (
     Configuration,
+    ModelSpec,
+    PrivacySpec,
     SelectiveSpec,
     Suite,
     ThreatSpec,
@@ -152,6 +154,7 @@ def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[st
             common = {
                 "attack": spec.attack,
                 "model": spec.model,
+                "hidden": suite.model.hidden if spec.model == suite.model.name else AttackPlan.hidden,
                 "data": suite.data,
                 "batch_size": batch,
                 "images": spec.images,
@@ -230,14 +233,15 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
         )
     raw = dict(run.suite)
     default_privacy = raw.get("privacy") is None
-    if default_privacy:
-        raw["privacy"] = {}
+    trained = (raw.get("model") or {}).get("name", ModelSpec().name)
+    if default_privacy:  # attack the model the run trained, where the attacks can replay it
+        raw["privacy"] = {"model": trained} if trained in ATTACKABLE_MODELS else {}
     suite = parse_suite(raw, f"{path} (recorded suite)", list(overrides))
     ran = [c.config for c in records if isinstance(c, ConfigurationRecord)]
     plans = plans_for(suite, dry_run, configurations=set(ran))
     notes = []
     if default_privacy:
-        notes.append("the run had no privacy section: its configurations' views are attacked with the defaults")
+        notes.append(_defaults_note(suite, trained))
     missing = [c.label for c in suite.configurations if c.label not in ran and c.tee is None]
     if missing:
         notes.append(f"not attacked, the run has no records of them: {', '.join(missing)}")
@@ -254,6 +258,26 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
                 "attack it with the hebench version that wrote the run, or rerun the suite",
             )
     return RecordedPlans(suite, plans, notes)
+
+
+ATTACKABLE_MODELS = get_args(PrivacySpec.model_fields["model"].annotation)
+
+
+def _defaults_note(suite: Suite, trained: str) -> str:
+    """What a run without a privacy section was attacked with: the attack, its size, and the model."""
+    from hebench.inversion.recipes import load_recipe
+
+    spec = suite.privacy
+    assert spec is not None
+    steps = spec.steps or load_recipe(spec.attack).steps
+    size = f"{spec.images} image(s) x {spec.seeds} model seed(s), best of {spec.restarts} restart(s) of {steps} steps"
+    if spec.model == trained:
+        model = f"on the run's model ({trained})"
+    else:
+        model = f"on {spec.model}, not the run's {trained} (the attacks replay only {', '.join(ATTACKABLE_MODELS)})"
+    return (
+        f"the run had no privacy section: its configurations' views were attacked with {spec.attack}, {size}, {model}"
+    )
 
 
 def _same_attack(plan: AttackPlan) -> AttackPlan:

@@ -47,6 +47,7 @@ class AttackPlan:
     view: str = "raw"  # raw | he | selective
     selective: SelectiveSpec | None = None
     model: str = "lenet"
+    hidden: int = 16  # the mlp's hidden width (the run's, when the attack replays the run's model)
     data: DataSpec = field(default_factory=lambda: DataSpec(clients=1))
     batch_size: int = 1  # images per client
     images: int = 4  # victim batches
@@ -117,9 +118,9 @@ class AttackPlan:
             )
 
 
-def init_model(name: str, shape: tuple[int, int, int], classes: int, seed: int) -> torch.nn.Module:
+def init_model(name: str, shape: tuple[int, int, int], classes: int, seed: int, hidden: int = 16) -> torch.nn.Module:
     torch.manual_seed(seed)
-    model = build_model(name, shape, classes)
+    model = build_model(name, shape, classes, hidden)
     if name == "lenet":
         dlg_init(model)
     return model.eval()
@@ -245,7 +246,7 @@ def submit_plan(plan: AttackPlan, pool: RestartPool | None = None) -> SubmittedP
     for image in range(plan.images):
         for s in range(plan.seeds):
             model_seed = plan.seed * 7919 + s
-            model = init_model(plan.model, data.input_shape, data.num_classes, model_seed)
+            model = init_model(plan.model, data.input_shape, data.num_classes, model_seed, plan.hidden)
             if cfg.imprint is not None:  # a malicious server: its trap weights, bins from its public (test) data
                 model = plant_imprint(model, data.input_shape, data.test_x, cfg.imprint)
             obs, info, x_all = _observation(plan, data, model, image, model_seed)
