@@ -16,7 +16,7 @@ MIN_RESTARTS = 2  # best of several restarts, as the papers report: one restart 
 def weak_attack_notes(plans: Sequence[AttackPlan]) -> list[str]:
     """One line per attack run below its recipe's strength (fewer steps, a single restart)."""
     notes = []
-    for attack, steps, restarts in sorted({(p.attack, p.steps, p.restarts) for p in plans if not p.dry_run}):
+    for attack, steps, restarts in sorted({(p.attack, p.steps, p.restarts) for p in plans}):
         cfg = load_recipe(attack)
         if cfg.imprint is not None:  # an analytic read-out: no steps, no restarts to speak of
             continue
