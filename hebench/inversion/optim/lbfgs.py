@@ -74,34 +74,39 @@ class BatchedLBFGS:
         q = g.neg()
         if most == 0:
             return q * self.h_diag[idx, None]
+        steps = torch.arange(most, device=idx.device)
         lockstep = bool((count == most).all()) and bool((head == head[0]).all())
-        al = torch.zeros(idx.numel(), most, dtype=g.dtype, device=g.device)
-
-        def pair(k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-            """The k-th newest pair of every row (s, y, ro) and which rows have one."""
-            if lockstep:
-                slot = int(head[0] - 1 - k) % self.history_size
-                return self.old_stps[idx, slot], self.old_dirs[idx, slot], self.ro[idx, slot], None
-            slot = (head - 1 - k) % self.history_size
-            return self.old_stps[idx, slot], self.old_dirs[idx, slot], self.ro[idx, slot], k < count
-
-        for k in range(most):  # newest to oldest: torch's ``for i in range(num_old - 1, -1, -1)``
-            s, y, ro, valid = pair(k)
-            a = torch.linalg.vecdot(s, q) * ro
-            if valid is None:
+        everyone = idx.numel() == len(self.count) and bool((idx == torch.arange(len(idx), device=idx.device)).all())
+        if lockstep and everyone:  # the common case: every row's k-th newest pair in one slot, read in place
+            order = ((int(head[0]) - 1 - steps) % self.history_size).tolist()
+            stps, dirs, ro = self.old_stps, self.old_dirs, self.ro
+            valid = None
+        else:  # one gather of each row's pairs, newest first
+            slots = (head[:, None] - 1 - steps[None, :]) % self.history_size
+            rows = idx[:, None]
+            stps, dirs, ro = self.old_stps[rows, slots], self.old_dirs[rows, slots], self.ro[rows, slots]
+            order = list(range(most))
+            valid = None if lockstep else steps[None, :] < count[:, None]
+        al = []
+        for k, slot in enumerate(order):  # newest to oldest: torch's ``for i in range(num_old - 1, -1, -1)``
+            s, y = stps[:, slot], dirs[:, slot]
+            a = torch.linalg.vecdot(s, q) * ro[:, slot]
+            if valid is None:  # the same arithmetic on both paths: a row's result never depends on its batch
                 q = q - a[:, None] * y
             else:
-                a = torch.where(valid, a, torch.zeros_like(a))
-                q = torch.where(valid[:, None], q - a[:, None] * y, q)
-            al[:, k] = a
+                live = valid[:, k]
+                a = torch.where(live, a, torch.zeros_like(a))
+                q = torch.where(live[:, None], q - a[:, None] * y, q)
+            al.append(a)
         r = q * self.h_diag[idx, None]
         for k in range(most - 1, -1, -1):  # oldest to newest
-            s, y, ro, valid = pair(k)
-            be = torch.linalg.vecdot(y, r) * ro
+            slot = order[k]
+            s, y = stps[:, slot], dirs[:, slot]
+            be = torch.linalg.vecdot(y, r) * ro[:, slot]
             if valid is None:
-                r = r + (al[:, k] - be)[:, None] * s
+                r = r + (al[k] - be)[:, None] * s
             else:
-                r = torch.where(valid[:, None], r + (al[:, k] - be)[:, None] * s, r)
+                r = torch.where(valid[:, k, None], r + (al[k] - be)[:, None] * s, r)
         return r
 
     def _remember(self, idx: torch.Tensor, g: torch.Tensor) -> None:
