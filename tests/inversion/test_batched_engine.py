@@ -78,3 +78,10 @@ def test_an_exploding_step_is_caught_and_the_best_finite_iterate_kept(views):
     cfg = replace(load_recipe("dlg"), steps=30, lr=1e8)
     for rec in reconstruct([views[0]] * 3, cfg, [0, 1, 2]):
         assert torch.isfinite(rec.images).all() and (not rec.finite or math.isfinite(rec.grad_loss))
+
+
+def test_a_view_with_nothing_to_match_gets_the_prior_inside_a_batch(views):
+    hidden = replace(views[0], gradients=None)
+    out = reconstruct([views[0], hidden, views[1]], replace(load_recipe("idlg"), steps=1), [0, 1, 2])
+    assert out[1].prior_only and out[1].label_source == "none"
+    assert not out[0].prior_only and not out[2].prior_only and out[0].batch == out[2].batch == 2

@@ -43,6 +43,8 @@ def restart_batches(
     engine draws them, in one batch per label kind; each batch with the positions it holds."""
     kinds: dict[bool, list[tuple[int, torch.Tensor, torch.Tensor, str]]] = {}
     for i, (obs, seed) in enumerate(zip(observations, seeds, strict=True)):
+        if obs.gradients is None:  # nothing to match: the attack's prior, not a restart
+            continue
         gen = torch.Generator().manual_seed(seed)
         x = start_images(obs, init, gen)
         y, source = start_labels(obs, known_label, gen)
