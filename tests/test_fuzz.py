@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hebench.config.suite import apply_overrides, load_suite, parse_suite
+from hebench.config import apply_overrides, load_suite, parse_suite
 from hebench.crypto import create_adapter, wire
 from hebench.crypto.base import CIPHERTEXT_MAGIC, KEYS_MAGIC
 from hebench.crypto.registry import load_adapter

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check "$@"; }
 
-# (PyPI's torchvision links CUDA libraries and cannot import beside CPU torch, so check it is installed, not importable)
+# (PyPI's torchvision links CUDA libraries and cannot import beside CPU torch, so check it is installed, not importable;
+#  hebench.models.language hides such a torchvision from transformers and peft, core dependencies installed below)
 { "$PY" -c "import torch" && "$PY" -m pip show -q torchvision; } >/dev/null 2>&1 || pip_install "torch==2.13.0" "torchvision==0.28.0"
 
 if ! "$PY" -c "import Pyfhel" 2>/dev/null; then

@@ -39,7 +39,7 @@ def said(d: Decision, contended: bool | None = False) -> str:
     if d.status == "clear":
         return "clear"
     if d.status == "too few":
-        return f"not enough evidence: one steady round has no spread; {d.needs()} would decide it"
+        return f"not enough evidence: one round has no spread; {d.needs()} would decide it"
     if d.status == "undecided":
         return f"not enough evidence: {d.needs()} would decide it"
     return {

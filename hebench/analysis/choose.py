@@ -91,11 +91,18 @@ class Choice:
     dominated: dict[str, list[str]]  # name -> the names that dominate it
     pending: dict[str, list[tuple[str, list[tuple[str, Decision]]]]] = field(default_factory=dict)
     decided: bool = False  # some difference between two of them is clear (or there is one): the set says something
-    thin: list[str] = field(default_factory=list)  # costs measured over one steady round only: no spread
+    thin: list[str] = field(default_factory=list)  # costs measured over one round only: no spread
 
     @property
     def table(self) -> dict[str, dict[str, Interval | None]]:
         return {o.name: o.measures for o in self.options}
+
+    @property
+    def settled(self) -> list[str]:
+        """Members no other option might dominate on more evidence: what to choose (and what the chart rings).
+        A member that is in the set only for want of evidence (figures no spread yet can tell apart, e.g. a run
+        of one round beside a steady one) is named apart, never recommended."""
+        return [m for m in self.members if m not in self.pending]
 
 
 def decide_set(options: Sequence[Option]) -> Choice:
@@ -121,7 +128,7 @@ def decide_set(options: Sequence[Option]) -> Choice:
         for other in table:
             if other != name and (needs := would_dominate(table[other], table[name], ranked)):
                 pending.setdefault(name, []).append((other, needs))
-    # a cost no configuration has a spread for (one steady round) can rank nothing, and every set depends on it
+    # a cost no configuration has a spread for (one round) can rank nothing, and every set depends on it
     thin = [m for m in ranked if m != LEAKAGE and all((v := o.costs.get(m)) is None or v.n < 2 for o in measured)]
     decided = not thin and (
         len(table) < 2  # one option is its own set; two or more need a clear difference
@@ -136,13 +143,24 @@ def decide_set(options: Sequence[Option]) -> Choice:
     return Choice(ranked, unranked, measured, members, dominated, pending, decided, thin)
 
 
+def rounds_said(options: Sequence[Option], span: str) -> str:
+    """``3 steady round(s) each``, or said plainly where some figures include the warm-up round (no steady round
+    yet), so the evidence line agrees with the tables and the notes."""
+    cold = [o.name for o in options if o.cold]
+    if not cold:
+        return f"{span} steady round(s) each"
+    if len(cold) == len(options):
+        return f"{span} round(s) each, the first (warm-up) round included: no steady round yet"
+    return f"{span} steady round(s) each; {', '.join(cold)}: the first (warm-up) round included, no steady round yet"
+
+
 def evidence_line(choice: Choice) -> str:
     """Which interval each verdict uses, on how many rounds and images."""
     parts = []
     rounds = sorted({v.n for o in choice.options for m in choice.measures if m != LEAKAGE and (v := o.costs.get(m))})
     if rounds:
         span = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}–{rounds[-1]}"
-        parts.append(f"costs by Welch's 95 % interval over per-round values ({span} steady round(s) each)")
+        parts.append(f"costs by Welch's 95 % interval over per-round values ({rounds_said(choice.options, span)})")
     images = sorted({o.recovered.n for o in choice.options if o.recovered})
     if LEAKAGE in choice.measures and images:
         span = f"{images[0]}" if len(images) == 1 else f"{images[0]}–{images[-1]}"
@@ -190,7 +208,8 @@ def choose(options: Sequence[Option]) -> list[str]:
     by_name = {o.name: o for o in choice.options}
     if not choice.decided:
         why = (
-            f"one steady round per configuration gives {', '.join(NAMES[m] for m in choice.thin)} no spread, so "
+            f"one {'round' if any(o.cold for o in choice.options) else 'steady round'} per configuration gives "
+            f"{', '.join(NAMES[m] for m in choice.thin)} no spread, so "
             "no cost difference can count (at least 1 more round would give one)"
             if choice.thin
             else f"no difference between these {len(choice.options)} configurations is clear at 95 %"
@@ -200,11 +219,24 @@ def choose(options: Sequence[Option]) -> list[str]:
         out += pending_lines(choice)
         out += _apart(options, choice, measures)
         return out
+    if not choice.settled:  # every member might yet be dominated: the set says nothing on this evidence
+        out.append(
+            "Not enough evidence for a Pareto set: every configuration that is not clearly dominated might yet be. "
+            "Their figures:"
+        )
+        out += [option_line(by_name[name], measures) for name in choice.members]
+        out += pending_lines(choice)
+        out += _apart(options, choice, measures)
+        return out
     out.append(
         f"Pareto set over {', '.join(NAMES[m] for m in choice.measures)} — no other configuration is clearly "
-        f"better on one without being clearly worse on another ({len(choice.members)} of {len(choice.options)}):"
+        f"better on one without being clearly worse on another ({len(choice.settled)} of {len(choice.options)}):"
     )
-    out += [option_line(by_name[name], measures) for name in choice.members]
+    out += [option_line(by_name[name], measures) for name in choice.settled]
+    undecided = [name for name in choice.members if name in choice.pending]
+    if undecided:
+        out.append("Not dominated only for want of evidence (not in the set, not ringed):")
+        out += [option_line(by_name[name], measures) for name in undecided]
     if choice.dominated:
         out.append(
             "Dominated (another is clearly better on one measure and not clearly worse on any): "

@@ -1,5 +1,7 @@
 """``hebench compare RUN_A RUN_B``: per-configuration ratios B/A of headline metrics, with a significance
-check over steady rounds (Welch's t-test), after checking that the two runs are comparable at all.
+check over steady rounds (Welch's t-test), after checking that the two runs are comparable at all. Round walls
+are on each configuration's link where it ran on one (measured when emulated, modelled for ``emulation: model``),
+as the report and ``hebench show`` give them.
 
 As pyperf's ``compare_to``: metadata first (suite, hebench and library versions, CPU), then a ratio
 only where the difference is significant; otherwise "not significant".
@@ -13,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hebench.analysis.load_flags import party_processes, usable_cores
+from hebench.analysis.stats import no_spread, welch_test
 from hebench.analysis.suite_diff import suite_differences
 from hebench.analysis.summary import SummaryRow, summarize_run
 from hebench.errors import ParameterError
+from hebench.links.outcomes import on_their_links
 from hebench.measure.environment import comparable
 from hebench.results.reader import read_hebench_records
-from hebench.results.records import Record, RunFailedRecord, RunRecord
+from hebench.results.records import ConfigurationRecord, Record, RunFailedRecord, RunRecord
 from hebench.results.run_folder import results_file
 
 ALPHA = 0.05  # two-sided significance level
@@ -68,6 +72,7 @@ class _Run:
     records: tuple[Record, ...]
     rows: tuple[SummaryRow, ...]
     file: Path
+    modelled: tuple[str, ...] = ()  # configurations whose round walls are modelled on their links
 
     @property
     def run(self) -> RunRecord | None:
@@ -76,21 +81,25 @@ class _Run:
 
 
 def _load(path: Path) -> _Run:
-    records = tuple(read_hebench_records(path).records)
+    """A run's records and rows, round walls on each configuration's link where it had one (as the report and
+    ``show`` read them): measured on emulated links, modelled for ``emulation: model``, never loopback walls."""
+    read = read_hebench_records(path).records
+    records, _ = on_their_links(read)
+    modelled = tuple(
+        r.config for r in read if isinstance(r, ConfigurationRecord) and (r.network or {}).get("emulation") == "model"
+    )
     name = path.name if path.is_dir() else path.stem
-    return _Run(name, records, tuple(summarize_run(records)), results_file(path))
+    return _Run(name, tuple(records), tuple(summarize_run(records)), results_file(path), modelled)
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, str]:
     """(p-value, verdict) of Welch's two-sided t-test on two samples of per-round values."""
     if len(a) < 2 or len(b) < 2:
         return None, "too few rounds"
-    if min(a) == max(a) and min(b) == max(b):  # no variance (e.g. bytes): the values themselves decide
-        return None, "identical" if a[0] == b[0] else "significant"
-    from scipy import stats
-
-    p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-    return p, "significant" if not math.isnan(p) and p < ALPHA else "not significant"
+    if no_spread(a) and no_spread(b):  # no variance (e.g. bytes): the values themselves decide
+        return None, "identical" if math.isclose(a[0], b[0], rel_tol=1e-12) else "significant"
+    p = welch_test(a, b)
+    return p, "significant" if p is not None and p < ALPHA else "not significant"
 
 
 def _metric(name: str, unit: str, mean: str, series: str, ra: SummaryRow, rb: SummaryRow) -> MetricComparison:
@@ -153,8 +162,20 @@ def metadata_warnings(a: _Run, b: _Run) -> list[str]:
         failed = [r for r in run.records if isinstance(r, RunFailedRecord)]
         if failed:
             out.append(f"{tag} failed ({failed[-1].error}: {failed[-1].problem})")
+    out += [w for w in (_modelled_warning(a, b),) if w]
     busy = _contention_warning(a, b)
     return [*out, busy] if busy else out
+
+
+def _modelled_warning(a: _Run, b: _Run) -> str | None:
+    """Round walls that are a model, not a measurement (``emulation: model``): said before B/A compares them."""
+    parts = [f"{tag}'s {', '.join(run.modelled)}" for tag, run in (("A", a), ("B", b)) if run.modelled]
+    if not parts:
+        return None
+    return (
+        f"round walls of {' and '.join(parts)} are modelled on their links (emulation: model: loopback rounds plus "
+        "the modelled transfers), not measured; every round wall compared is on the configuration's link"
+    )
 
 
 def compare_runs(path_a: Path, path_b: Path) -> RunComparison:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hebench.analysis.pareto import Interval, decide
+from hebench.results.attack_views import View
 from hebench.results.records import AttackSummaryRecord
 
 ATTACK_NAMES = {"dlg": "DLG", "idlg": "iDLG", "inverting-gradients": "Inverting Gradients"}
@@ -40,7 +41,7 @@ def raw_attack(
     attacks: Sequence[AttackSummaryRecord], like: AttackSummaryRecord | None = None
 ) -> AttackSummaryRecord | None:
     """The attack on the unprotected view (the same attack as ``like`` when there is one)."""
-    raws = [a for a in attacks if not a.dry_run and (a.view == "raw" or (a.ratio == 0 and a.mask))]
+    raws = [a for a in attacks if not a.dry_run and (a.view == View.RAW or (a.ratio == 0 and a.mask))]
     same = [a for a in raws if like is None or a.attack == like.attack]
     return (same or raws or [None])[0]
 

@@ -22,7 +22,7 @@ def party_processes(row: SummaryRow, suite: Mapping[str, Any], clients: int, cor
     Local: key authority, aggregator, clients or pool workers, engines. flower-sim: the hub, the
     simulation (ServerApp and Ray's driver) and its Ray workers; virtual clients are not processes.
     """
-    from hebench.config.suite import AUTO_POOL_ABOVE
+    from hebench.config import AUTO_POOL_ABOVE
 
     runtime = suite.get("runtime") or {}
     if row.runtime == "flower-sim":

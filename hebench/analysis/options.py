@@ -53,9 +53,10 @@ class Option:
     accuracy_loss: float | None = None  # raw's final accuracy minus this one's
     modelled: bool = False
     baseline: bool = False  # the run's raw row: every ratio is taken against it
-    kind: str = "other"  # what the chart's marker shape tells apart (see kind_of)
+    kind: str = "other"  # what the chart's marker shape tells apart (see kind_of): a mode's name or a modifier
     engines: bool = False  # offload: an engine does the HE, so total CPU differs from host CPU
     contended: bool | None = False  # its run's wall times include waiting for a core (load flags); None: unknown
+    cold: bool = False  # no steady round yet: its costs average rounds that include the first (warm-up) one
 
     @property
     def name(self) -> str:
@@ -68,23 +69,20 @@ class Option:
 
 
 def kind_of(row: SummaryRow) -> str:
-    """raw, host-he, compact, offload, selective, secagg, secret-sharing, dp, tls or other: one marker each."""
+    """What the chart's marker tells apart: dp, tls, selective, compact (host-he with compact params), the row's
+    mode (its spec's ``chart_marker``) or other (a mode this hebench does not know)."""
     spec = find_mode(row.mode)
     if row.dp:
         return "dp"
     if row.transport == "tls":
         return "tls"
-    if row.is_baseline:
-        return "raw"
-    if spec is not None and spec.key_holders is KeyHolders.ENGINES:
-        return "offload"
-    if row.selective:
+    if row.selective and (spec is None or not spec.needs_engines):  # offload keeps its marker, selective or not
         return "selective"
-    if row.mode in ("secagg", "secret-sharing"):
-        return row.mode
-    if row.clients_hold_keys:
-        return "compact" if (row.params or {}).get("bits") else "host-he"
-    return "other"
+    if spec is None:
+        return "other"
+    if spec.key_holders is KeyHolders.CLIENTS and (row.params or {}).get("bits"):
+        return "compact"
+    return spec.name
 
 
 def cost_interval(row: SummaryRow, raw: SummaryRow | None, cost: str) -> Interval | None:
@@ -189,6 +187,7 @@ def options_for(
                 kind=kind_of(row),
                 engines=row.uses_engines,
                 contended=contended,
+                cold=row.includes_warmup,
             )
         )
     return out

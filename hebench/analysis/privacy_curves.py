@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hebench.analysis.defended import attack_name
+from hebench.results.attack_views import View
 from hebench.results.records import AttackSummaryRecord
 
 
@@ -58,6 +59,6 @@ def anchors(attacks: Sequence[AttackSummaryRecord], like: AttackSummaryRecord) -
     """p = 0 and p = 1 for a curve whose points are like ``like``: unmasked attacks with the same attack, data
     and batch size, on the raw view (ratio 0) and on an encrypted one (ratio 1)."""
     plain = [a for a in attacks if not a.mask and not a.dry_run and "ssim" in a.scores and _same_setting(a, like)]
-    raw = next((a for a in plain if a.view == "raw" and a.ratio == 0), None)
-    full = next((a for a in plain if a.ratio >= 1.0 and a.view != "raw"), None)
+    raw = next((a for a in plain if a.view == View.RAW and a.ratio == 0), None)
+    full = next((a for a in plain if a.ratio >= 1.0 and a.view != View.RAW), None)
     return Anchors(raw, full)

@@ -1,53 +1,14 @@
-"""Summary statistics of repeated measurements, with an instability flag."""
+"""Two samples compared: Welch's interval and test on per-round values, and how many more values would decide.
+
+Pure statistics (the standard library, numpy and scipy only), importable from any layer. One sample's summary
+is :mod:`hebench.measure.sample`; rates (Wilson, Newcombe) are :mod:`hebench.analysis.success`.
+"""
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
-
-import numpy as np
-
-UNSTABLE_CV = 0.10  # coefficient of variation above which a result is flagged
-
-
-@dataclass(frozen=True)
-class Stats:
-    n: int
-    median: float
-    trimmed_mean: float  # mean of the middle 80 %
-    p10: float
-    p90: float
-    stdev: float
-    min: float
-    max: float
-
-    @property
-    def unstable(self) -> bool:
-        return self.n > 2 and self.median > 0 and self.stdev / self.median > UNSTABLE_CV
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "unstable": self.unstable}
-
-
-def summarize(values: list[float]) -> Stats:
-    if not values:
-        raise ValueError("no values to summarise")
-    arr = np.sort(np.asarray(values, dtype=np.float64))
-    cut = int(len(arr) * 0.1)
-    middle = arr[cut : len(arr) - cut] if len(arr) - 2 * cut > 0 else arr
-    return Stats(
-        n=len(arr),
-        median=float(np.median(arr)),
-        trimmed_mean=float(middle.mean()),
-        p10=float(np.percentile(arr, 10)),
-        p90=float(np.percentile(arr, 90)),
-        stdev=float(statistics.stdev(arr)) if len(arr) > 1 else 0.0,
-        min=float(arr[0]),
-        max=float(arr[-1]),
-    )
-
+from collections.abc import Callable, Sequence
 
 CONFIDENCE = 0.95  # every interval a verdict rests on is a two-sided 95 % interval
 MAX_MORE = 1000  # a difference needing more repeats than this is called too small to decide in practice
@@ -112,3 +73,27 @@ def first_true(decides: Callable[[int], bool], most: int) -> int | None:
     while hi > 0 and decides(hi - 1):
         hi -= 1
     return hi
+
+
+def no_spread(values: Sequence[float]) -> bool:
+    """All values equal, up to float rounding (a mean of equal byte counts may differ in its last bit)."""
+    return max(values) - min(values) <= 1e-12 * max(abs(max(values)), abs(min(values)))
+
+
+def welch_test(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """The two-sided p-value of Welch's t-test of ``a`` against ``b``; None when either sample has fewer than 2
+    values or neither has any spread (then the values themselves decide: equal or not).
+
+    Computed from the means and variances (as :func:`welch_interval`), so samples that are nearly identical give
+    a p-value, not SciPy's "catastrophic cancellation" warning.
+    """
+    if len(a) < 2 or len(b) < 2 or (no_spread(a) and no_spread(b)):
+        return None
+    from scipy import stats as sps
+
+    va = 0.0 if no_spread(a) else statistics.variance(a) / len(a)
+    vb = 0.0 if no_spread(b) else statistics.variance(b) / len(b)
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    df = (va + vb) ** 2 / ((va * va / (len(a) - 1)) + (vb * vb / (len(b) - 1)))
+    t = abs(diff) / math.sqrt(va + vb)
+    return float(min(1.0, 2.0 * sps.t.sf(t, df)))

@@ -1,9 +1,12 @@
-"""Success rate: the fraction of images recovered above an SSIM threshold, with a Wilson interval."""
+"""Success rate: the fraction of images recovered above an SSIM threshold, with a Wilson interval; two rates
+compared by Newcombe's interval. Pure statistics (importable from any layer: nothing of hebench above it)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from hebench.analysis.stats import first_true
 
 SUCCESS_SSIM = 0.6  # an image counts as recovered at SSIM >= 0.6 (its content is recognisable; see README)
 
@@ -46,8 +49,6 @@ def images_to_decide(k_a: int, n_a: int, k_b: int, n_b: int) -> int | None:
     recovery rates held. 0: it already does; None: the rates are equal or it would take over 1,000."""
     if n_a == 0 or n_b == 0 or k_a * n_b == k_b * n_a:
         return None
-    from hebench.analysis.stats import first_true
-
     pa, pb = k_a / n_a, k_b / n_b
 
     def decides(more: int) -> bool:

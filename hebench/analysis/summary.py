@@ -46,11 +46,13 @@ Spread = tuple[float, float]  # (min, max)
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """One configuration of a run: means per steady round (per training client where it says client).
+    """One configuration of a run: means per steady round (per client that uploaded, where it says client).
 
     Headline costs (CPU, bytes, wall times and their ×raw ratios) leave out the warm-up rounds
     (:mod:`hebench.config.steady`); ``*_rounds`` hold the per-round values they average (for
-    significance tests) and ``*_spread`` their (min, max) over steady rounds (and clients).
+    significance tests) and ``*_spread`` their (min, max) over steady rounds (and clients). A selected
+    client that dropped out before its update reached the aggregator (:mod:`hebench.faults`) is counted in
+    ``dropped_clients``, never as a small upload in the per-client figures.
     """
 
     config: str
@@ -71,6 +73,8 @@ class SummaryRow:
     max_abs_error: float | None = None
     client_cpu_s_per_round: float | None = None
     client_cpu_s_spread: Spread | None = None  # min, max over clients and steady rounds
+    selected_clients: int = 0  # client-rounds selected in the steady rounds
+    dropped_clients: int = 0  # of those, the ones whose update never reached the aggregator (counted apart)
     steady_rounds: int = 0  # rounds the headline figures average over
     warmup_rounds: int = 0  # completed rounds left out of them
     includes_warmup: bool = False  # True: no steady round yet, so the figures include a first (cold) round
@@ -171,6 +175,17 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return statistics.fmean(present) if present else None
 
 
+def selected(rec: PartyRoundRecord) -> bool:
+    """A client selected for the round: it trained, or it left the round (a dropout) before training."""
+    return rec.role == "client" and (rec.trained or rec.dropout_phase is not None)
+
+
+def uploaded(rec: PartyRoundRecord) -> bool:
+    """A client whose update reached the aggregator this round: it trained and did not drop out before its
+    upload (one that leaves after it, ``after_upload``, is in the aggregate; a ``late`` one is not)."""
+    return rec.trained and rec.dropout_phase in (None, "after_upload")
+
+
 def _engine_cpu(rec: PartyRoundRecord) -> float | None:
     return None if rec.engine is None else rec.engine.phases.cpu_s(exclude=ENGINE_IDLE)
 
@@ -260,8 +275,9 @@ def _row(
     last = done[max(done)] if done else None
     clients = [c for c in all_clients if c.round in steady.rounds]
     aggs = [a for a in all_aggs if a.round in steady.rounds]
-    trained = [c for c in clients if c.trained]
-    cpu = [c.phases.cpu_s(exclude=IDLE) for c in trained]
+    picked = [c for c in clients if selected(c)]
+    uploaders = [c for c in picked if uploaded(c)]  # per-client costs are over these
+    cpu = [c.phases.cpu_s(exclude=IDLE) for c in uploaders]
     spec = find_mode(conf.mode)
     offload = spec is not None and spec.key_holders is KeyHolders.ENGINES
     flower = conf.runtime == "flower"  # the host itself sends the engine's ciphertext through Flower
@@ -272,12 +288,12 @@ def _row(
     def total_cpu(c: PartyRoundRecord) -> float:
         return c.phases.cpu_s(exclude=IDLE) + ((_engine_cpu(c) or 0.0) if offload else 0.0)
 
-    totals = [total_cpu(c) for c in trained]
-    uploads = [upload(c) for c in trained]
+    totals = [total_cpu(c) for c in uploaders]
+    uploads = [upload(c) for c in uploaders]
     walls = [a.round_wall_s for a in aggs if a.round_wall_s is not None]
     loads = [r.load_avg for r in done.values() if r.load_avg is not None]
-    host_engine = [c.host_engine_bytes if flower else c.bytes_sent + c.bytes_received for c in trained]
-    engines = [c.engine for c in trained if c.engine is not None]
+    host_engine = [c.host_engine_bytes if flower else c.bytes_sent + c.bytes_received for c in uploaders]
+    engines = [c.engine for c in uploaders if c.engine is not None]
     return SummaryRow(
         config=conf.config,
         mode=conf.mode,
@@ -300,30 +316,32 @@ def _row(
         ),
         client_cpu_s_per_round=_mean(cpu),
         client_cpu_s_spread=_spread(cpu),
+        selected_clients=len(picked),
+        dropped_clients=len(picked) - len(uploaders),
         steady_rounds=len(steady.rounds),
         warmup_rounds=steady.excluded,
         includes_warmup=steady.cold,
-        client_cpu_s_rounds=_per_round(trained, lambda c: c.phases.cpu_s(exclude=IDLE)),
-        total_cpu_s_rounds=_per_round(trained, total_cpu),
+        client_cpu_s_rounds=_per_round(uploaders, lambda c: c.phases.cpu_s(exclude=IDLE)),
+        total_cpu_s_rounds=_per_round(uploaders, total_cpu),
         total_cpu_s_per_round=_mean(totals),
         total_cpu_s_spread=_spread(totals),
-        upload_bytes_rounds=_per_round(trained, upload),
+        upload_bytes_rounds=_per_round(uploaders, upload),
         round_wall_s_rounds=_per_round(aggs, lambda a: a.round_wall_s),
         upload_bytes_spread=_spread(uploads),
         round_wall_s_spread=_spread(walls),
         load_avg_max=max(loads, default=None),
         upload_bytes_per_client_round=_mean(uploads),
-        download_bytes_per_client_round=_mean(c.bytes_received for c in clients),
+        download_bytes_per_client_round=_mean(c.bytes_received for c in uploaders),
         host_engine_bytes_per_round=_mean(host_engine) if offload else None,
-        engine_cpu_s_per_round=_mean(_engine_cpu(c) for c in trained) if offload else None,
+        engine_cpu_s_per_round=_mean(_engine_cpu(c) for c in uploaders) if offload else None,
         engine_wall_s={ph: _mean(e.phases.wall_s(ph) for e in engines) for ph in ENGINE_PHASES} if offload else {},
         engine_cores=engines[0].cores if offload and engines else None,
-        host_cores=trained[0].affinity if trained else None,
+        host_cores=uploaders[0].affinity if uploaders else None,
         round_wall_s=_mean(a.round_wall_s for a in aggs),
-        flower_process_cpu_s_per_round=_mean(c.process_cpu_s for c in trained),
+        flower_process_cpu_s_per_round=_mean(c.process_cpu_s for c in uploaders),
         flower_round_wall_s=_mean(a.flower_round_wall_s for a in aggs),
         aggregator_cpu_s_per_round=_mean(a.phases.cpu_s(exclude=("wait", "receive")) for a in aggs),
-        client_wall_s={ph: _mean(c.phases.wall_s(ph) for c in trained) for ph in PHASES},
+        client_wall_s={ph: _mean(c.phases.wall_s(ph) for c in uploaders) for ph in PHASES},
         aggregator_wall_s={ph: _mean(a.phases.wall_s(ph) for a in aggs) for ph in AGG_PHASES},
         peak_rss_bytes=max((c.peak_rss_bytes for c in all_clients if c.peak_rss_bytes is not None), default=None),
         keygen_s=keygen.phases.wall_s("keygen") if keygen else None,

@@ -1,7 +1,9 @@
-"""The report per threat model: a cost–leakage chart and "what to choose" for each adversary the run attacked
-with, a matrix configuration × threat model → the best attack's leakage, and DP's bound beside its measured
-success. Every cell and line carries its evidence: images recovered with their Wilson interval, and what
-the adversary obtained (a rule of the mode, with the test behind it)."""
+"""Verdicts per threat model: "what to choose" for each adversary the run attacked with, a matrix configuration ×
+threat model → the best attack's leakage, and DP's bound beside its measured success. Every cell and line carries
+its evidence: images recovered with their Wilson interval, what the adversary obtained (a rule of the mode, with
+the red-team test that earns it), and whether the attacked view was obtained live (the protocol running with the
+adversary's party in it) or declared (built from the rule). The report draws them
+(:mod:`hebench.report.threat_charts`), the terminal prints them (:mod:`hebench.cli.render.threats`)."""
 
 from __future__ import annotations
 
@@ -34,10 +36,58 @@ def threat_words(key: str) -> str:
     return words.get(adversary, key)
 
 
+def what_was_seen(key: str = DEFAULT_THREAT) -> str:
+    """What the attack reconstructed from, in a caption's words: ``what that configuration's aggregator saw`` for
+    the honest-but-curious aggregator, ``what an outside network observer read on that configuration's wire``, ..."""
+    adversary = key.split(":")[0]
+    if adversary == "aggregator":
+        return "what that configuration's aggregator saw"
+    if adversary == "observer":
+        return "what an outside network observer read on that configuration's wire"
+    if adversary == "share-holders":
+        return f"what {threat_words(key)} held in that configuration"
+    return f"what the {threat_words(key)} obtained in that configuration"
+
+
 def threat_keys(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
     """The threat models the attacks ran under, today's default first."""
     keys = list(dict.fromkeys(a.threat_key for a in attacks if not a.dry_run))
     return sorted(keys, key=lambda k: (k != DEFAULT_THREAT, keys.index(k)))
+
+
+LIVE, DECLARED = "live", "declared"
+
+
+@dataclass(frozen=True)
+class Earned:
+    """The test that earns a cell (its rule's evidence, ``path::name``), what the adversary obtains there, and how
+    the attacked view was obtained: ``live`` from the protocol running with the adversary's party in it (a conduit:
+    hebench's own parties on loopback, a red-team view), ``declared`` built from the rule (a simulated view)."""
+
+    evidence: str
+    obtains: str | None
+    how: str
+
+    @property
+    def name(self) -> str:
+        """The test's name (the document's, for evidence that is not a test)."""
+        path, _, name = self.evidence.partition("::")
+        return name or path.rsplit("/", 1)[-1]
+
+    @property
+    def path(self) -> str:
+        return self.evidence.partition("::")[0]
+
+    def line(self, ref: int) -> str:
+        what = f"obtains {self.obtains}, " if self.obtains else ""
+        return f"[{ref}] {what}{self.how}: {self.name} ({self.path})"
+
+
+def earned(a: AttackSummaryRecord) -> Earned | None:
+    """The evidence behind an attack's view, and whether that view was obtained live (None: no rule named)."""
+    if not a.evidence:
+        return None
+    return Earned(a.evidence, a.obtains, LIVE if a.conduit else DECLARED)
 
 
 @dataclass(frozen=True)
@@ -45,6 +95,7 @@ class Cell:
     text: str  # what the table shows
     ssim: float | None  # the best attack's mean SSIM (CSV)
     recovered: str | None  # "k/n" (CSV)
+    earned: Earned | None = None  # the test that earns the cell, and whether its view was obtained live
 
 
 def cell(config: str, configs: Sequence[str], attacks: Sequence[AttackSummaryRecord], threat: str) -> Cell:
@@ -62,7 +113,17 @@ def cell(config: str, configs: Sequence[str], attacks: Sequence[AttackSummaryRec
     if best.detected:
         parts.append("stopped by a defence")
     k = f"{rate.k}/{rate.n}" if rate is not None else None
-    return Cell(", ".join(parts), ssim, k)
+    return Cell(", ".join(parts), ssim, k, earned(best))
+
+
+def footnotes(cells: Sequence[Sequence[Cell]]) -> dict[Earned, int]:
+    """A reference number per distinct evidence of the matrix's cells (row by row, from 1)."""
+    refs: dict[Earned, int] = {}
+    for row in cells:
+        for c in row:
+            if c.earned is not None and c.earned not in refs:
+                refs[c.earned] = len(refs) + 1
+    return refs
 
 
 def matrix(rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord]) -> tuple[list[str], list[list[Cell]]]:
@@ -78,10 +139,11 @@ def evidence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
     """One line per threat model and what the adversary obtained where: the rule and the test that shows it."""
     seen: dict[tuple[str, str], list[str]] = {}
     for a in attacks:
-        if a.dry_run or a.threat_key == DEFAULT_THREAT or not a.evidence:
+        proof = earned(a)
+        if a.dry_run or a.threat_key == DEFAULT_THREAT or proof is None:
             continue
         stopped = f"; stopped: {a.detected}" if a.detected else ""
-        key = (a.threat_key, f"obtains {a.obtains} ({a.evidence}){stopped}")
+        key = (a.threat_key, f"obtains {a.obtains} ({proof.how}; {a.evidence}){stopped}")
         seen.setdefault(key, []).append(a.config or a.plan)
     return [
         f"{threat_words(threat)}: {', '.join(dict.fromkeys(configs))} — {what}"
@@ -149,6 +211,8 @@ def dp_bound_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
         eps_text = ""
         if eps is not None and by_eps is not None:
             eps_text = f"; from ε = {eps:.3g} alone (δ = {b['delta']:g}): {by_eps:.3g}"
+        if b.get("evidence"):  # what the adversary obtains under that noise, earned by a red-team test
+            eps_text += f"; the noised update it obtains: {b['evidence']}"
         out.append(
             f"{a.plan} ({threat_words(a.threat_key)}): {b['verdict']} — the most any attack can reach, from its "
             f"noise (μ = {b['mu']:.3g}, baseline κ ≤ {b['kappa']:.3g} from {b['kappa_pairs']} public images; "
@@ -179,30 +243,36 @@ def per_threat(
     return out
 
 
-def threat_section(
-    rows: Sequence[SummaryRow],
-    attacks: Sequence[AttackSummaryRecord],
-    options_of: Callable[[str], list[Option]],
-    add_figure: Callable[[str, Callable, tuple[float, float]], str],
-    table: Callable[[str, list[str], list[list[Any]], list[list[str]]], dict],
-    prefix: str,
-) -> dict[str, Any]:
-    """A run's threat-model parts of the report: the matrix (shown and as CSV), one chart and "what to choose"
-    per threat model, the evidence behind each cell, and DP's bounds."""
-    from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
+@dataclass(frozen=True)
+class ThreatTable:
+    """The matrix configuration × threat model as the report shows it (``shown``, and per cell the reference of the
+    test that earns it, ``refs``, listed in ``notes``) and writes it (``values``)."""
 
+    header: list[str]
+    values: list[list[Any]]  # the best attack's mean SSIM per cell (None: not attacked)
+    shown: list[list[str]]
+    keys: list[str]  # the threat keys of the columns after the first
+    refs: list[list[int | None]]  # per configuration and threat model: its evidence's reference (None: none)
+    notes: list[tuple[int, Earned]]  # every reference, in order
+
+
+def threat_table(rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord]) -> ThreatTable | None:
+    """The matrix with its header in words; None when only the honest-but-curious aggregator attacked."""
     keys, cells = matrix(rows, attacks)
-    section: dict[str, Any] = {"threat_matrix": None, "threats": [], "threat_lines": dp_bound_lines(attacks)}
     if not keys:
-        return section
-    header = ["configuration", *(threat_words(k) for k in keys)]
-    values = [[r.config, *(c.ssim for c in row)] for r, row in zip(rows, cells, strict=True)]
-    shown = [[r.config, *(c.text for c in row)] for r, row in zip(rows, cells, strict=True)]
-    section["threat_matrix"] = table(f"{prefix}-threats", header, values, shown)
-    for i, (view, options) in enumerate(per_threat(options_of, attacks)):
-        chart = add_figure(f"{prefix}-threat-{i}", cost_leakage(options), chart_size(options))
-        section["threats"].append(
-            {"title": view.title, "chart": chart, "caption": chart_caption(options), "choose": view.choose}
-        )
-    section["threat_lines"] = [*threat_verdict_lines(attacks), *evidence_lines(attacks), *section["threat_lines"]]
-    return section
+        return None
+    refs = footnotes(cells)
+    return ThreatTable(
+        ["configuration", *(threat_words(k) for k in keys)],
+        [[r.config, *(c.ssim for c in row)] for r, row in zip(rows, cells, strict=True)],
+        [[r.config, *(c.text for c in row)] for r, row in zip(rows, cells, strict=True)],
+        keys,
+        [[None if c.earned is None else refs[c.earned] for c in row] for row in cells],
+        [(ref, proof) for proof, ref in refs.items()],
+    )
+
+
+def threat_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
+    """Below the matrix: per threat model which configurations defended, the rule and test behind what each
+    adversary obtains, and DP's bounds."""
+    return [*threat_verdict_lines(attacks), *evidence_lines(attacks), *dp_bound_lines(attacks)]

@@ -1,1 +1,1 @@
-"""Benchmarks of HE libraries: per-operation costs on this host."""
+"""Benchmark studies: each module registers its studies (``registry.study``); ``python -m hebench.bench`` runs them."""

@@ -28,7 +28,9 @@ import torch
 from scipy import stats
 
 from hebench.analysis.success import SUCCESS_SSIM, newcombe, wilson
-from hebench.config.suite import DataSpec, SelectiveSpec
+from hebench.bench.registry import Option, count, study, words
+from hebench.config import DataSpec, SelectiveSpec
+from hebench.errors import ParameterError
 from hebench.inversion.evaluate import AttackPlan, run_plan
 from hebench.inversion.parallel import RestartPool, default_workers
 from hebench.inversion.recipes import load_recipe
@@ -48,6 +50,11 @@ class BatchedSize:
     speed_steps: int = 5  # L-BFGS steps per restart in the speed rounds (up to 20 evaluations each)
     speed_rounds: int = 3
     gpu_restarts: int = 1024
+
+
+# ``--batched-quick``: minutes rather than an hour on two shared cores (fewer IG steps and victims, same speed rounds)
+QUICK = BatchedSize(ig_steps=200, ig_single_images=4, ig_batches_of_4=1, dlg_images=4)
+PARTS = ("strength", "cpu", "gpu")
 
 
 def _strength_plans(size: BatchedSize) -> dict[str, AttackPlan]:
@@ -185,9 +192,7 @@ def _gpu_speed(size: BatchedSize) -> dict[str, Any]:
         serial_per_s = one.restarts / _timed(one, cpu)
     with RestartPool(1, "cuda") as gpu:
         _timed(replace(plan, restarts=8, engine="batched", device="cuda"), gpu)  # warm-up, not measured
-        start = time.perf_counter()
-        _timed(replace(plan, engine="batched", device="cuda"), gpu)
-        gpu_s = time.perf_counter() - start
+        gpu_s = _timed(replace(plan, engine="batched", device="cuda"), gpu)
         largest = gpu.stats.largest
     gpu_per_s = plan.restarts / gpu_s
     return {
@@ -203,11 +208,39 @@ def _gpu_speed(size: BatchedSize) -> dict[str, Any]:
     }
 
 
+def _parts(text: str) -> tuple[str, ...]:
+    parts = words(text)
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise ParameterError(f"attack_batched has no part '{unknown[0]}'", f"name some of {', '.join(PARTS)}")
+    return parts
+
+
+@study(
+    "attack_batched",
+    options=(
+        Option("--batched-parts", "parts", "which parts: strength,cpu,gpu (default: all)", _parts),
+        Option("--batched-quick", "quick", "a short run: 200 IG steps, 4 DLG victims (speed rounds unchanged)"),
+        Option("--batched-rounds", "speed_rounds", "interleaved CPU speed rounds (default 3)", count),
+        Option("--batched-restarts", "speed_restarts", "restarts per CPU speed round (default 64)", count),
+    ),
+)
 def attack_batched(
-    size: BatchedSize | None = None, workers: int | None = None, parts: tuple[str, ...] = ("strength", "cpu", "gpu")
+    size: BatchedSize | None = None,
+    workers: int | None = None,
+    parts: tuple[str, ...] = PARTS,
+    quick: bool = False,
+    speed_rounds: int | None = None,
+    speed_restarts: int | None = None,
 ) -> dict[str, Any]:
-    """Batched vs serial engine: ``strength`` rows, ``cpu`` speed rounds, ``gpu`` speed (each part optional)."""
-    size = size or BatchedSize()
+    """The batched attack engine against the serial one (#37): strength on the same plans, CPU restarts/s, GPU.
+
+    ``strength`` rows, ``cpu`` speed rounds (interleaved, the load beside each), ``gpu`` speed (or why not)."""
+    size = size or (QUICK if quick else BatchedSize())
+    if speed_rounds is not None:
+        size = replace(size, speed_rounds=speed_rounds)
+    if speed_restarts is not None:
+        size = replace(size, speed_restarts=speed_restarts)
     workers = workers or default_workers()
     start = time.perf_counter()
     out: dict[str, Any] = {"benchmark": "attack_batched", "size": asdict(size), "workers": workers}

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from hebench.bench.registry import study
 from hebench.data.natural import CLASSES, load_natural_tensors
 from hebench.inversion.attacks import reconstruct_one as reconstruct
 from hebench.inversion.evaluate import init_model
@@ -34,8 +35,11 @@ def _observation(model_name: str) -> Observation:
     return observe(model, victim_gradients(model, x[:1], y[:1]), "raw", None, SHAPE, CLASSES, 1)
 
 
+@study("attack_restart")
 def attack_restart(steps: int = 30, restarts: int = 4, workers: int | None = None) -> dict[str, Any]:
-    """Wall seconds per DLG restart of ``steps`` L-BFGS steps (each up to 20 evaluations), serial, parallel, CUDA."""
+    """Seconds per gradient-inversion restart (DLG, L-BFGS): serial engine, its worker pool, the batched engine.
+
+    Wall seconds per DLG restart of ``steps`` L-BFGS steps (each up to 20 evaluations); CUDA where present."""
     cfg = replace(load_recipe("dlg"), steps=steps, patience=steps + 1, tolerance=0.0, engine="serial")
     obs = _observation("lenet")
     threads = torch.get_num_threads()

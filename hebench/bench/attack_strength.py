@@ -36,7 +36,8 @@ import yaml
 from scipy import stats
 
 from hebench.analysis.success import SUCCESS_SSIM
-from hebench.config.suite import DataSpec
+from hebench.bench.registry import Option, study
+from hebench.config import DataSpec
 from hebench.inversion.evaluate import AttackPlan, run_plan, summarize
 from hebench.inversion.recipes import RECIPES
 
@@ -189,8 +190,14 @@ def _imprint(size: StrengthSize) -> list[dict[str, Any]]:
     return rows
 
 
+@study(
+    "attack_strength",
+    options=(Option("--attack-strength-full", "full", "breaching's 24,000 IG steps (hours)"),),
+)
 def attack_strength(full: bool = False, workers: int | None = None, size: StrengthSize | None = None) -> dict[str, Any]:
-    """IG (reference vs old settings) and imprint figures on seeded natural-patch observations."""
+    """What hebench's attacks recover: Inverting Gradients (recipe vs old settings) and imprint, on seeded patches.
+
+    IG (reference vs old settings) and imprint figures on seeded natural-patch observations."""
     size = size or (FULL if full else StrengthSize())
     start = time.perf_counter()
     ig, gains = _inverting_gradients(size, workers)

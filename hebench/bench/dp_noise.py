@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hebench.config.suite import DPSpec, TrainingSpec
+from hebench.bench.registry import study
+from hebench.config import DPSpec, TrainingSpec
 from hebench.fl.training import train_locally
 from hebench.models import build_model, parameter_count
 from hebench.protections.dp.mechanism import SampleLevelDP
@@ -62,7 +63,9 @@ def _training_cpu(model_name: str, shape: tuple[int, int, int], noise: NoiseSour
     return _cpu(lambda: train_locally(model, x, y, spec, seed=1, dp=dp), repeats=3)
 
 
+@study("dp_noise")
 def dp_noise() -> dict[str, Any]:
+    """Client CPU of secret DP noise (ChaCha20) against the seeded generators used before, client and sample level."""
     torch.set_num_threads(1)
     secret, seeded = SecretNoise(), NumpyNoise(0)
     client = {

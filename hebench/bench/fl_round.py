@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.bench.registry import Option, study
+from hebench.config import parse_suite
 from hebench.crypto.registry import status
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.results import read_records
@@ -48,7 +49,12 @@ def fl_round_suite(adapters: list[str], data_path: Path | None) -> dict[str, Any
     }
 
 
+@study(
+    "fl_round",
+    options=(Option("--with-paillier", "with_paillier", "include Paillier (2048-bit) in the round (minutes)"),),
+)
 def fl_round(with_paillier: bool = False) -> dict[str, Any]:
+    """One host-HE FedAvg round of FedNIC's CNN (2 clients): HE CPU and bytes per adapter, flat vs per-layer packing."""
     adapters = [a for a in LATTICE if status(a).available] + (["paillier"] if with_paillier else [])
     data_path = FEMNIST_SAMPLE if FEMNIST_SAMPLE.is_dir() else None
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,9 +17,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import parse_suite
+from hebench.bench.registry import study
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.records import PartyRoundRecord
+from hebench.runtime.flower import require_flower
 from hebench.runtime.runner import Runner
 
 
@@ -47,7 +49,11 @@ def server_row(run_dir: Path) -> dict[str, Any]:
     }
 
 
+@study("flower_memory")
 def flower_memory(clients: tuple[int, ...] = (2, 6), hidden: int = 512, adapter: str = "tenseal-ckks") -> dict:
+    """The Flower server's peak memory with 2 and 6 CKKS clients: the strategy alone (streamed vs whole)
+    and flower-sim (hebench[flower])."""
+    require_flower()
     return {
         "strategy": strategy_memory(clients, hidden, adapter),
         "flower_sim": flower_sim_memory(clients, hidden, adapter),

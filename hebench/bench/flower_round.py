@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
-from hebench.config.suite import parse_suite
+from hebench.bench.registry import study
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.records import ConfigurationRecord, PartyRoundRecord, Record
+from hebench.runtime.flower import require_flower
 from hebench.runtime.runner import Runner
 
 HOST_PHASES = ("train", "encrypt", "serialize", "deserialize", "decrypt", "evaluate", "keys", "connect")
@@ -69,7 +71,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
+@study("flower_round")
 def flower_round(rounds: int = 3, adapter: str = "tenseal-ckks", model: str = "cnn_dropout") -> dict[str, Any]:
+    """FedNIC's CNN rounds on the local runtime and on Flower: per-phase CPU and bytes as Flower/local ratios
+    (hebench[flower])."""
+    require_flower()
     from hebench.runtime.flower.runner import FlowerRuntime
     from hebench.runtime.local.processes import LocalRuntime
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hebench.bench.registry import study
 from hebench.results import read_records
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "suites" / "quickstart.yaml"
@@ -44,8 +45,11 @@ def phases_of(records: list[dict[str, Any]], wall_s: float) -> dict[str, float]:
     return out
 
 
+@study("main_command")
 def main_command(suite: Path = QUICKSTART) -> dict[str, Any]:
-    """Time ``hebench run SUITE`` in a fresh folder; the figures, the load around it and the goal."""
+    """The main command (`hebench run` on the quickstart) timed end to end, split by configuration, attacks and report.
+
+    Time ``hebench run SUITE`` in a fresh folder; the figures, the load around it and the goal."""
     with tempfile.TemporaryDirectory() as tmp:
         load_before, cpu_before = os.getloadavg(), _children_cpu_s()
         t0 = time.perf_counter()

@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import parse_suite
+from hebench.bench.registry import Option, study, words
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.records import ConfigurationRecord, ModelledRoundRecord, PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
@@ -81,13 +82,17 @@ def _walls(records: list[Record]) -> dict[str, dict[str, float | None]]:
     }
 
 
+@study(
+    "networks",
+    options=(Option("--network-profiles", "profiles", "link profiles (default lte,home-broadband,datacenter)", words),),
+)
 def networks(
     profiles: tuple[str, ...] = PROFILES,
     suite: dict[str, Any] | None = None,
     backends: tuple[str, ...] = ("userspace",),
     out: Path | None = None,
 ) -> dict[str, Any]:
-    """Model vs emulated round times per mode and profile, and each protection's round time over raw's."""
+    """Modelled against emulated round times per mode and link profile, and each protection's round time over raw's."""
     suite = suite or SUITE
     with tempfile.TemporaryDirectory() as tmp:
         root = out or Path(tmp)

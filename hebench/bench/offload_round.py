@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from hebench.bench.fl_round import FEMNIST_SAMPLE, bench_data
-from hebench.config.suite import parse_suite
+from hebench.bench.registry import study
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.records import PartyRoundRecord, Record
 from hebench.runtime.runner import Runner
@@ -49,7 +50,9 @@ def _per_config(records: list[Record]) -> dict[str, dict[str, float]]:
     return {k: {m: statistics.fmean(v) if v else 0.0 for m, v in e.items()} for k, e in out.items()}
 
 
+@study("offload_round")
 def offload_round(rounds: int = 4, adapter: str = "tenseal-ckks") -> dict[str, Any]:
+    """Offload goals on FedNIC's CNN: host CPU within 10 % of raw, round time at most 1.15x host-HE."""
     data_path = FEMNIST_SAMPLE if FEMNIST_SAMPLE.is_dir() else None
     with tempfile.TemporaryDirectory() as tmp:
         results = Runner(parse_suite(offload_suite(rounds, adapter, data_path)), Path(tmp)).run()

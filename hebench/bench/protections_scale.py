@@ -19,13 +19,17 @@ from typing import Any
 
 import numpy as np
 
+from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, status
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.roster import make_identities
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Message
 from hebench.net.transport import encode as encode_frame
-from hebench.protections.params import SecAggParams, SecretSharingParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import collect_secagg
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, decode, encode, split
 
 PARAMETERS = 1_206_590  # CNN_DropOut (models registry: cnn_dropout)
@@ -66,11 +70,12 @@ def secagg_cost(clients: int, params: SecAggParams, size: int = PARAMETERS) -> d
     rng = np.random.default_rng(0)
     vector = rng.normal(0, 0.05, size).astype(np.float32)
     ends = {i: pair(f"client {i}") for i in range(clients)}
+    identities = make_identities(clients)  # the trusted set-up (secagg's active model signs with them)
     client_phases: dict[int, dict[str, Any]] = {}
 
     def client(i: int) -> None:
         meter = PhaseMeter(worker="bench")  # thread CPU
-        SecAggClientRound(i, ends[i][1], params, meter).run(vector, 10, {})
+        SecAggClientRound(i, ends[i][1], params, meter, identity=identities[i]).run(vector, 10, {})
         client_phases[i] = meter.take()["phases"]
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
@@ -108,7 +113,7 @@ def sharing_cost(clients: int, params: SecretSharingParams, size: int = PARAMETE
     t0 = time.thread_time()
     shares = split(encode(vector, 10, params, rng), params.aggregators)
     share_cpu = time.thread_time() - t0
-    sent = sum(len(encode_frame(Message("share", {"round": 0}, (s.tobytes(),)))) for s in shares)
+    sent = sum(len(encode_frame(Message(MessageKind.SHARE, {"round": 0}, (s.tobytes(),)))) for s in shares)
     t0 = time.thread_time()
     total = combine([shares[0]] * clients)  # one aggregator's work: add ``clients`` shares
     agg_cpu = time.thread_time() - t0
@@ -140,7 +145,7 @@ def host_he_cost(size: int = PARAMETERS, adapter_name: str = "tenseal-ckks") -> 
     t0 = time.thread_time()
     adapter.decrypt(adapter.deserialize(blob))
     down = time.thread_time() - t0
-    sent = len(encode_frame(Message("update", {"round": 0}, (blob,))))
+    sent = len(encode_frame(Message(MessageKind.UPDATE, {"round": 0}, (blob,))))
     return {
         "adapter": adapter_name,
         "client_cpu_s": up + down,
@@ -159,7 +164,9 @@ def _slopes(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+@study("protections_scale")
 def protections_scale(clients: tuple[int, ...] = CLIENTS, size: int = PARAMETERS) -> dict[str, Any]:
+    """Per-client CPU and bytes of SecAgg+, SecAgg and secret sharing against the number of clients, beside host-HE."""
     variants = {
         "secagg+/ring3/full-key": lambda n: SecAggParams(num_shares=3, reconstruction_threshold=2),
         "secagg+/ring3/flwr-32bit": lambda n: SecAggParams(num_shares=3, reconstruction_threshold=2, prg="flwr-32bit"),

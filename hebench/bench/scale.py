@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 import psutil
 
-from hebench.config.suite import parse_suite
+from hebench.bench.registry import Option, ints, study
+from hebench.config import parse_suite
 from hebench.crypto.registry import status
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
@@ -203,8 +204,13 @@ def slopes(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+@study(
+    "scale",
+    options=(Option("--scale-clients", "clients", "client counts (default 8,32,128,256)", ints),),
+)
 def scale(clients: tuple[int, ...] = CLIENTS, rounds: int = 3, flower_sim: bool = True) -> dict[str, Any]:
-    modes = [m for m, config in CONFIGS.items() if m == "raw" or status(str(config["adapter"])).available]
+    """Aggregator and key-authority costs per round against the number of clients (8-256; 1,000 on flower-sim)."""
+    modes = [m for m, config in CONFIGS.items() if "adapter" not in config or status(str(config["adapter"])).available]
     rows = [measure_run(n, mode, rounds) for mode in modes for n in clients]
     sim = [measure_sim_run(mode=mode) for mode in modes] if flower_sim and _has_ray() else []
     goal_row = next((r for r in rows if r["clients"] == GOAL["clients"] and r["mode"] == GOAL["mode"]), None)

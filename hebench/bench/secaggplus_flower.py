@@ -1,5 +1,6 @@
 """hebench's ``secagg`` beside Flower's own SecAgg+ (``SecAggPlusWorkflow`` + ``secaggplus_mod``, flwr 1.41), on the
-same parameters, with the same clients dropping at the masked-upload stage.
+same parameters, with the same clients dropping at the masked-upload stage. hebench runs its honest-but-curious
+variant (``params.model``), the protocol Flower's workflow runs; ``secagg_active`` measures the active model's cost.
 
 Flower's side runs Flower's code unchanged: the legacy ``DefaultWorkflow`` with ``SecAggPlusWorkflow`` as its fit
 workflow and a FedAvg strategy on the server, and a ``ClientApp`` with ``secaggplus_mod`` on every node. Only the
@@ -38,8 +39,9 @@ import numpy as np
 
 from hebench.bench.dropouts import SECAGG_SHARES as NUM_SHARES  # six neighbours on a ring
 from hebench.bench.dropouts import SECAGG_THRESHOLD as THRESHOLD  # any four of seven shares rebuild
-from hebench.bench.flower_grid import as_server_app, in_process_grid, stop_at_masked_upload
-from hebench.bench.secaggplus_bell import BELL_2020, neighbours_at_scale
+from hebench.bench.registry import study
+from hebench.bench.support.flower_grid import as_server_app, in_process_grid, stop_at_masked_upload
+from hebench.bench.support.secaggplus_bell import BELL_2020, neighbours_at_scale
 
 CLIENTS = (8, 32, 100)
 RATES = (0.0, 0.1, 0.2, 0.3)
@@ -288,9 +290,11 @@ def flower_simulation_check(clients: int = 4, dropped: int = 1, values: int = 10
 
 
 def hebench_secagg_round(clients: int, rate: float, values: int, prg: str) -> dict[str, Any]:
-    """hebench's secagg at the same point (``hebench.bench.dropouts.secagg_row``: same vectors and dropped clients)."""
+    """hebench's secagg at the same point (``hebench.bench.dropouts.secagg_row``: same vectors and dropped clients), in
+    its honest-but-curious variant: the protocol Flower's workflow runs (the active model's extra cost:
+    ``hebench.bench.secagg_active``)."""
     from hebench.bench.dropouts import secagg_row
-    from hebench.protections.params import SecAggParams
+    from hebench.protections.secagg.params import SecAggParams
 
     params = SecAggParams(
         num_shares=NUM_SHARES,
@@ -299,6 +303,7 @@ def hebench_secagg_round(clients: int, rate: float, values: int, prg: str) -> di
         quantization_range=QUANTIZATION_RANGE,
         modulus=MODULUS,
         prg=prg,
+        model="honest-but-curious",
     )
     row = secagg_row(clients, rate, values, params)
     return {"implementation": f"hebench ({prg})", "prg": prg, **row}
@@ -336,6 +341,7 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {**merge(rows), "repeats": len(rows)}
 
 
+@study("secaggplus_flower")
 def secaggplus_flower(
     clients: tuple[int, ...] = CLIENTS,
     rates: tuple[float, ...] = RATES,
@@ -344,7 +350,10 @@ def secaggplus_flower(
     repeats: int = REPEATS,
     simulation_check: bool = True,
 ) -> dict[str, Any]:
-    """Flower's SecAgg+ and hebench's secagg at every (clients, dropout rate), measured in the same run (each point
+    """hebench's secagg beside Flower's own SecAgg+ on the same parameters and dropped clients, hebench / Flower
+    per point.
+
+    Flower's SecAgg+ and hebench's secagg at every (clients, dropout rate), measured in the same run (each point
     ``repeats`` times, interleaved, medians reported); with ``simulation_check``, the harness's dropout checked
     once against ``run_simulation`` (:func:`flower_simulation_check`, Ray: about 20 s)."""
     from hebench.bench.dropouts import dropped_clients
@@ -385,7 +394,8 @@ def secaggplus_flower(
         },
         "note": "Flower's SecAggPlusWorkflow and secaggplus_mod (flwr 1.41) run unchanged over an in-process Grid "
         "(protobuf messages, clients in threads); server CPU is the workflow thread's, per stage; recovery = the "
-        "unmask stage. hebench: bench.dropouts.secagg_row on the same vectors and dropped clients.",
+        "unmask stage. hebench: bench.dropouts.secagg_row on the same vectors and dropped clients, in secagg's "
+        "honest-but-curious variant (the protocol Flower runs; the active model's cost: the secagg_active study).",
         "points": points,
         "bell_2020": BELL_2020,
         "at_bell_2020_scale": neighbours_at_scale(),

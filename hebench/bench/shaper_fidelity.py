@@ -20,7 +20,8 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from hebench.config.suite import NetworkSpec
+from hebench.bench.registry import Option, ints, number, study
+from hebench.config import NetworkSpec
 from hebench.links.plan import MBIT, Link, PartyLink, plan_network
 from hebench.links.segments import wire_bytes
 from hebench.net.shaping.shaper import PartyShaper
@@ -108,10 +109,19 @@ def kernel_transfers(sizes: tuple[int, ...], rate_mbit: float) -> dict[int, floa
     return out
 
 
+@study(
+    "shaper_fidelity",
+    options=(
+        Option("--fidelity-sizes", "sizes", "bytes per transfer, up to 256e6 (default 64000,...,64000000)", ints),
+        Option("--fidelity-rate", "rate_mbit", "link rate in Mbit/s (default 100)", number),
+    ),
+)
 def shaper_fidelity(
     sizes: tuple[int, ...] = SIZES, rate_mbit: float = 100.0, kernel: bool = True, repeats: int = 3
 ) -> dict[str, Any]:
-    """Achieved / configured rate per size and backend (median of ``repeats`` transfers), and kernel / userspace
+    """Achieved over configured link rate for one transfer of 64 kB to 64 MB, userspace and kernel shaping.
+
+    Achieved / configured rate per size and backend (median of ``repeats`` transfers), and kernel / userspace
     time on the same transfer."""
     from hebench.net.shaping.kernel import kernel_capabilities
 

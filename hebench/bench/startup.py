@@ -17,6 +17,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from hebench.bench.registry import study
+
 GOAL_S = 1.0  # "well under a second" on the project's 2-core VM
 COMMANDS = {"hebench --version": ["-m", "hebench", "--version"], "hebench --help": ["-m", "hebench", "--help"]}
 REFERENCES = {"python -c pass": ["-c", "pass"], "python -c 'import torch'": ["-c", "import torch"]}
@@ -35,8 +37,12 @@ def time_process(args: Sequence[str], repeats: int) -> list[float]:
     return times
 
 
+@study("startup")
 def startup(repeats: int = 5, commands: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    """Median wall time of each command and reference; the goal; each command's ratio to ``import torch``."""
+    """`hebench --version` and `--help` in fresh processes beside a bare interpreter and `import torch` (goal: under
+    a second).
+
+    Median wall time of each command and reference; the goal; each command's ratio to ``import torch``."""
     measured = {name: time_process(args, repeats) for name, args in {**(commands or COMMANDS), **REFERENCES}.items()}
     medians = {name: statistics.median(times) for name, times in measured.items()}
     torch_s = medians["python -c 'import torch'"]

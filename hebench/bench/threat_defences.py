@@ -19,11 +19,13 @@ import numpy as np
 from cryptography.fernet import Fernet
 
 from hebench.bench.protections_scale import PARAMETERS, pair
+from hebench.bench.registry import study
 from hebench.crypto.registry import create_adapter, load_adapter, status
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.roster import make_identities
 from hebench.protections.decryptor_he.decryptor import open_sealed
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import collect_secagg
 from hebench.protections.selective.split import PLAIN
 
@@ -34,11 +36,12 @@ def _secagg_round(params: SecAggParams, size: int, clients: int) -> dict[str, fl
     vector = np.random.default_rng(0).normal(0, 0.05, size).astype(np.float32)
     digest = hashlib.sha256(vector.tobytes()).digest()
     ends = {i: pair(f"client {i}") for i in range(clients)}
+    identities = make_identities(clients)  # the trusted set-up (secagg's active model signs with them)
     cpu: dict[int, float] = {}
 
     def client(i: int) -> None:
         meter = PhaseMeter(worker="bench")
-        SecAggClientRound(i, ends[i][1], params, meter, digest).run(vector, 10, {})
+        SecAggClientRound(i, ends[i][1], params, meter, digest, identity=identities[i]).run(vector, 10, {})
         cpu[i] = sum(p["cpu_s"] for p in meter.take()["phases"].values())
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
@@ -111,5 +114,7 @@ def decryptor_cost(size: int = PARAMETERS, adapter_name: str = "tenseal-ckks") -
     }
 
 
+@study("threat_defences")
 def threat_defences() -> dict[str, Any]:
+    """What secagg's model check and decryptor-he cost (against host-he), on CNN_DropOut's 1,206,590 values."""
     return {"benchmark": "threat_defences", "model_check": model_check_cost(), "decryptor": decryptor_cost()}

@@ -15,64 +15,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
 import typer
-from click.core import ParameterSource
-from rich import box
-from rich.table import Table
 
-from hebench.cli.common import OutputFormat, console, handle_run_errors, print_json, progress_bar, split_list
+from hebench.cli.common import (
+    OutputFormat,
+    console,
+    given_on_command_line,
+    handle_run_errors,
+    print_json,
+    progress_bar,
+    split_list,
+)
+from hebench.cli.render.attacks import attack_table
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.errors import ParameterError
-from hebench.results.units import fmt_score
+from hebench.results.attack_views import View
 
 if TYPE_CHECKING:
     from hebench.inversion.evaluate import AttackPlan
 
-FULL_SUITE = Path(__file__).resolve().parents[2] / "suites" / "privacy-full.yaml"
-
-
-def _score(summary: dict, metric: str, spec: str = ".2f") -> str:
-    """``mean±std`` over the attacked images (no spread for one image, never ``-0.00``)."""
-    scores = summary["scores"]
-    n = scores.get("n")  # older summaries do not say: show the spread
-    return fmt_score(scores.get(metric), 2 if n is None else int(n), spec, sep="±")
-
-
-def _success(summary: dict) -> str:
-    s = summary["scores"].get("success")
-    if not s:
-        return "-"
-    return f"{s['k']}/{s['n']} {100 * s['low']:.0f}–{100 * s['high']:.0f}%"
-
-
-def attack_table(summaries: list[dict], keys: dict[str, str] | None = None) -> Table:
-    """Leakage per attack plan, narrow enough for 80 columns; ``keys`` shortens long plan labels (legend)."""
-    keys = keys if keys is not None else label_keys([s["plan"] for s in summaries])
-    threshold = next((s["scores"]["success"]["threshold"] for s in summaries if "success" in s["scores"]), None)
-    recovered = "recovered" + (f"\nSSIM≥{threshold:g}" if threshold is not None else "")
-    table = Table(
-        title="leakage to the aggregator: mean±std over images × seeds, best of restarts; recovered: k/n, 95% CI",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-        title_justify="left",
-    )
-    table.add_column("view", no_wrap=True)
-    for col in ("encr.", recovered, "SSIM", "PSNR dB", "UQI", "VIFp", "label\nacc"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for s in summaries:
-        table.add_row(
-            keys.get(s["plan"], s["plan"]),
-            f"{100 * s['ratio']:.0f}%",
-            _success(s),
-            _score(s, "ssim"),
-            _score(s, "psnr", ".0f"),
-            _score(s, "uqi"),
-            _score(s, "vifp"),
-            _score(s, "label_accuracy", ".1f"),
-        )
-    return table
+FULL_SUITE = "privacy-full"  # a shipped suite
 
 
 # option (parameter name) -> the privacy field it sets when attacking a suite or a run
@@ -105,15 +67,15 @@ WHAT_WAS_SEEN = {
 RUN_OVERRIDES = ("privacy.", "data.path=")  # a run's views are fixed: only how to attack (and where its data lie)
 
 
-def _given(ctx: click.Context, names: Any) -> list[str]:
-    return [n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+def _given(ctx: typer.Context, names: Any) -> list[str]:
+    return [n for n in names if given_on_command_line(ctx, n)]
 
 
 def _option(name: str) -> str:
     return "--" + {"attack_name": "attack", "data_path": "data-path"}.get(name, name).replace("_", "-")
 
 
-def _privacy_overrides(ctx: click.Context, values: dict[str, Any]) -> list[str]:
+def _privacy_overrides(ctx: typer.Context, values: dict[str, Any]) -> list[str]:
     """``--set`` items for the how-to-attack options given on the command line; a view option is refused."""
     refused = _given(ctx, WHAT_WAS_SEEN)
     if refused:
@@ -137,10 +99,10 @@ def _is_run(target: Path) -> bool:
     return target.is_dir() or target.suffix == ".jsonl"
 
 
-def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
+def _check_ad_hoc(ctx: typer.Context, values: dict[str, Any]) -> None:
     """Refuse an option the ad-hoc view would not use (rather than ignore it)."""
     view = values["view"]
-    if view not in ("raw", "he", "selective"):
+    if view not in tuple(View):
         raise ParameterError(f"--view '{view}' is not raw, he or selective", "pick one of those")
     unused = []
     if view != "selective":
@@ -157,7 +119,7 @@ def _check_ad_hoc(ctx: click.Context, values: dict[str, Any]) -> None:
 
 def _ad_hoc_plans(values: dict[str, Any]) -> list[AttackPlan]:
     """One view described by the options (several attackers side by side under selective encryption)."""
-    from hebench.config.suite import DataSpec, SelectiveSpec
+    from hebench.config import DataSpec, SelectiveSpec
     from hebench.inversion.evaluate import AttackPlan
 
     view = values["view"]
@@ -244,7 +206,8 @@ def attack(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
 ) -> None:
     """Reconstruct private images from what the aggregator receives, and score the leakage."""
-    from hebench.config.suite import load_suite
+    from hebench.config import load_suite
+    from hebench.config.catalog import resolve_suite
     from hebench.inversion.campaign import plans_for, recorded_plans, run_campaign
     from hebench.inversion.evidence import raw_failed_notes, weak_attack_notes
     from hebench.inversion.recipes import load_recipe
@@ -256,7 +219,7 @@ def attack(
     if full:
         if target is not None:
             raise ParameterError("--full runs suites/privacy-full.yaml and takes no SUITE or RUN", "drop one of them")
-        target = FULL_SUITE
+        target = resolve_suite(FULL_SUITE)
     if target is None:
         _check_ad_hoc(ctx, values)
         plans = _ad_hoc_plans(values)
@@ -279,7 +242,7 @@ def attack(
         out = out or Path("results/attack")
     if not plans:
         raise ParameterError(f"{target} gives no view to attack", "check its configurations and privacy section")
-    if target is not None and ctx.get_parameter_source("engine") is ParameterSource.COMMANDLINE:
+    if target is not None and given_on_command_line(ctx, "engine"):
         plans = [replace(p, engine=engine) for p in plans]
     warnings = weak_attack_notes(plans)
     for plan in plans:

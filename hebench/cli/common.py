@@ -141,6 +141,13 @@ class RoundLines:
         self.out.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
+def given_on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` was typed (not defaulted); by the source's name, as Typer 0.26 and later carry their
+    own copy of click's ``ParameterSource``."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
 def split_list(value: str | None) -> list[str]:
     return [item.strip() for item in (value or "").split(",") if item.strip()]
 

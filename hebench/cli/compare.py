@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich import box
+from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
 from hebench.analysis.compare_runs import ALPHA, ConfigComparison, MetricComparison, compare_runs
-from hebench.cli.common import OutputFormat, console, handle_errors, parse_assignments, print_json, split_list
-from hebench.crypto.registry import status
-from hebench.errors import ParameterError
-from hebench.heops.compare import DEFAULT_ADAPTERS, DEFAULT_SIZES, calibration, compare
+from hebench.cli.common import (
+    OutputFormat,
+    console,
+    err_console,
+    handle_errors,
+    parse_assignments,
+    print_json,
+    split_list,
+)
+from hebench.errors import AdapterUnavailableError, ParameterError
+from hebench.heops.compare import DEFAULT_ADAPTERS, DEFAULT_SIZES, Skipped, calibration, compare, split_available
 from hebench.measure.environment import capture
 from hebench.results import ResultWriter
 from hebench.results import units as U
@@ -30,12 +39,12 @@ class _RunsByDefault(TyperGroup):
     """``compare A B`` is ``compare runs A B``: a first argument that names no subcommand is a run folder,
     unless no such path exists and it is close to a subcommand's name (``compare librarie``)."""
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
         first = args[0] if args else ""
         if first and first not in self.commands and not first.startswith("-"):
             typo = get_close_matches(first, list(self.commands), n=1, cutoff=0.6)
             if typo and not Path(first).exists():
-                raise click.UsageError(f"No such command or run folder '{first}'. Did you mean '{typo[0]}'?", ctx)
+                ctx.fail(f"No such command or run folder '{first}'. Did you mean '{typo[0]}'?")
             return "runs", self.commands["runs"], args
         return super().resolve_command(ctx, args)
 
@@ -165,11 +174,17 @@ def libraries(
     for name in params:
         if name not in names:
             raise ParameterError(f"--param names adapter '{name}', which is not in --adapters", "add it to --adapters")
-    for name in names:
-        st = status(name)  # unknown adapters raise here, before any work
-        if not st.available:
-            console.print(f"[yellow]skipping {name}[/]: {st.reason} (install: {st.install_hint})")
-    names = [n for n in names if status(n).available]
+    names, skipped = split_available(names)  # an unknown name raises here, before any work
+    if not names:
+        raise AdapterUnavailableError(
+            "none of the adapters asked for imports here: " + "; ".join(f"{s.adapter}: {s.reason}" for s in skipped),
+            "; ".join(f"{s.adapter}: {s.install_hint}" for s in skipped),
+        )
+    notes = err_console if fmt is OutputFormat.json else console  # JSON on stdout stays parseable
+    total = len(names) * len(size_list)
+    notes.print(f"measuring {total} (adapter, size) pairs, each in a fresh process", highlight=False, soft_wrap=True)
+    if skipped:
+        notes.print(f"{len(skipped)} adapter(s) skipped: why, at the end", highlight=False, soft_wrap=True)
 
     environment = capture()
     writer = ResultWriter(out) if out else None
@@ -186,9 +201,11 @@ def libraries(
         transient=True,
         disable=fmt is OutputFormat.json,
     ) as progress:
-        task = progress.add_task("measuring", total=len(names) * len(size_list))
+        task = progress.add_task("measuring", total=total)
+        started = [time.monotonic()]
 
         def on_start(name: str, size: int) -> None:
+            started[0] = time.monotonic()
             progress.update(task, description=f"{name} × {size:,}")
 
         def on_result(record: dict) -> None:
@@ -196,6 +213,9 @@ def libraries(
             if writer:
                 writer.write("library_benchmark", {"result": record})
             progress.advance(task)
+            took = time.monotonic() - started[0]
+            line = f"[{len(results)}/{total}] {record['adapter']} × {record['size']:,} values: {took:.1f} s"
+            notes.print(line, highlight=False, markup=False, soft_wrap=True)
 
         try:
             compare(
@@ -216,11 +236,21 @@ def libraries(
         calibration_out.parent.mkdir(parents=True, exist_ok=True)
         calibration_out.write_text(json.dumps(calibration(results, environment), indent=2))
     if fmt is OutputFormat.json:
-        print_json({"environment": environment, "results": results})
+        print_json(
+            {"environment": environment, "results": results, "skipped": [dataclasses.asdict(s) for s in skipped]}
+        )
         return
     print_library_tables(results)
     cyc = environment["cycles"]
     console.print(f"[dim]cycles: {'perf_event' if cyc['available'] else 'not recorded — ' + cyc['reason']}[/]")
+    print_skipped(skipped, console)
+
+
+def print_skipped(skipped: list[Skipped], out: Console) -> None:
+    """The adapters left out, each with the registry's reason and install hint."""
+    for s in skipped:
+        out.print(f"[yellow]skipped {s.adapter}[/]: {escape(s.reason)}", highlight=False)
+        out.print(f"  install: {escape(s.install_hint)}", highlight=False)
 
 
 def _verdict(m: MetricComparison) -> str:

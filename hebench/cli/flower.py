@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from hebench.cli.common import console, err_console, handle_errors
+from hebench.cli.signals import Stopped, stop_signals_raise
 
 app = typer.Typer(help="Run hebench on Flower's deployment engine.", no_args_is_help=True)
 
@@ -23,35 +24,42 @@ def up(
         False, help="an offload engine (mutual TLS) beside each SuperNode, for offload suites"
     ),
 ) -> None:
-    """Start a SuperLink and N SuperNodes on loopback and keep them up until Ctrl-C."""
+    """Start a SuperLink and N SuperNodes on loopback and keep them up until Ctrl-C (or SIGTERM, SIGHUP)."""
     from hebench.runtime.flower import require_flower
     from hebench.runtime.flower.federation import ends_federation, start_local_federation
 
     require_flower()
-    local = start_local_federation(folder, nodes, tls=tls, auth=auth, engines=engines)
-    fed = local.federation
-    console.print(
-        f"Flower federation up: SuperLink {fed.superlink} ({'TLS' if tls else 'insecure'}"
-        f"{', node authentication' if auth else ''}), {nodes} SuperNodes"
-        + (f", {nodes} offload engines" if engines else "")
-    )
-    console.print(f"run a suite on it:  hebench run SUITE --engine flower --federation {folder}")
-    if auth:
-        console.print("registered node keys: " + ", ".join(f"{folder}/node-{i}.pub" for i in range(nodes)))
-    console.print(f"logs: {folder}/logs   stop: Ctrl-C")
-    try:
-        noted: set[str] = set()  # SuperNodes (or engines) that exited: their clients are dropouts, the rest go on
-        while not any(ends_federation(name) for name in local.exited()):
-            for name in sorted(set(local.exited()) - noted):
-                err_console.print(f"note: {name} exited (its client is a dropout); see {folder}/logs", highlight=False)
-                noted.add(name)
-            time.sleep(1)
-        dead = [name for name in local.exited() if ends_federation(name)]
-        err_console.print(f"[bold red]error:[/] {', '.join(dead)} exited; see {folder}/logs", highlight=False)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        local.stop()
+    with stop_signals_raise():  # however it is stopped, every process it started is stopped with it
+        try:
+            local = start_local_federation(folder, nodes, tls=tls, auth=auth, engines=engines)
+        except Stopped as stopped:  # what had started is stopped already
+            err_console.print(f"stopped ({stopped.signal_name}) before the federation was up", highlight=False)
+            return
+        fed = local.federation
+        console.print(
+            f"Flower federation up: SuperLink {fed.superlink} ({'TLS' if tls else 'insecure'}"
+            f"{', node authentication' if auth else ''}), {nodes} SuperNodes"
+            + (f", {nodes} offload engines" if engines else "")
+        )
+        console.print(f"run a suite on it:  hebench run SUITE --engine flower --federation {folder}")
+        if auth:
+            console.print("registered node keys: " + ", ".join(f"{folder}/node-{i}.pub" for i in range(nodes)))
+        console.print(f"logs: {folder}/logs   stop: Ctrl-C (or SIGTERM)")
+        try:
+            noted: set[str] = set()  # SuperNodes (or engines) that exited: their clients are dropouts, the rest go on
+            while not any(ends_federation(name) for name in local.exited()):
+                for name in sorted(set(local.exited()) - noted):
+                    err_console.print(
+                        f"note: {name} exited (its client is a dropout); see {folder}/logs", highlight=False
+                    )
+                    noted.add(name)
+                time.sleep(1)
+            dead = [name for name in local.exited() if ends_federation(name)]
+            err_console.print(f"[bold red]error:[/] {', '.join(dead)} exited; see {folder}/logs", highlight=False)
+        except Stopped as stopped:
+            err_console.print(f"{stopped.signal_name}: stopping the federation's processes", highlight=False)
+        finally:
+            local.stop()
 
 
 @app.command("certs")

@@ -26,6 +26,11 @@ class _Commands(LazyGroup):
         "run": LazyCommand(
             "hebench.cli.run", "run", "Run every configuration of a suite with the same data, seed and initial model."
         ),
+        "suites": LazyCommand(
+            "hebench.cli.suites",
+            "suites",
+            "List the shipped suites (run one with hebench run NAME): what each is and how big a run.",
+        ),
         "show": LazyCommand(
             "hebench.cli.show", "show", "Print a finished run's summary tables again, from its records alone."
         ),

@@ -23,7 +23,8 @@ from hebench.cli.common import (
     round_text,
 )
 from hebench.cli.show import print_run_view, run_view
-from hebench.config.suite import Suite, load_suite
+from hebench.config import Suite, load_suite
+from hebench.config.catalog import resolve_suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder, unused_name
 
@@ -101,11 +102,65 @@ def _runner(engine: Engine, federation: Path | None, suite: Suite, run_dir: Path
     return Runner(suite, run_dir, on_event, FlowerRuntime(Federation.load(federation) if federation else None))
 
 
+def _check(suite: Suite, suite_file: Path, fmt: OutputFormat) -> None:
+    """``--check``: the suite is valid (data present, model within memory, adapters usable); a rough estimate."""
+    from hebench.runtime.estimate import estimate_suite
+
+    with console.status("probing this machine (data, one training step, each adapter, a party's start-up)"):
+        estimate = estimate_suite(suite)
+    if fmt is OutputFormat.json:
+        print_json({"valid": True, **estimate.to_json()})
+        return
+    console.print(
+        f"{suite_file}: valid: {len(suite.configurations)} configuration(s), {estimate.clients} clients "
+        f"({estimate.clients_per_round} per round), {estimate.rounds} round(s), {suite.model.name} with "
+        f"{estimate.parameters:,} parameters",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(f"rough time estimate: {rough_duration(estimate.total_s)} in all", highlight=False)
+    width = max(len(c.label) for c in estimate.configurations)
+    for i, c in enumerate(estimate.configurations, start=1):
+        parts = f"start {c.start_s:.1f} s, then per round: train {c.train_s:.2f} s, HE {c.crypto_s:.2f} s"
+        parts += f", links {c.links_s:.2f} s" if c.links_s else ""
+        console.print(
+            f"  {i}. {c.label:<{width}}  {rough_duration(c.total_s):>12}  ({parts})", highlight=False, soft_wrap=True
+        )
+    if estimate.attack_restarts:
+        steps = f"up to {estimate.attack_steps} steps" if estimate.attack_steps else "the attack's default steps"
+        console.print(
+            f"  plus the attacks, not estimated: {estimate.attack_restarts} restart(s) of {steps} against each "
+            "configuration's view",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(f"how: {estimate.how}", highlight=False, soft_wrap=True, style="dim")
+
+
+def rough_duration(seconds: float) -> str:
+    """``about 40 s``, ``about 3 min``, ``about 2.5 h``: as precise as a rough estimate deserves."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
 @handle_run_errors
 def run(
-    suite_file: Path = typer.Argument(..., help="suite YAML, e.g. suites/quickstart.yaml"),
+    suite_file: Path = typer.Argument(
+        ..., metavar="SUITE", help="suite YAML file, or a shipped suite's name (hebench suites lists them): quickstart"
+    ),
     out: Path | None = typer.Option(None, help="results folder (default: results/<suite name>-<date-time>)"),
-    set_: list[str] = typer.Option([], "--set", help="override a suite field, e.g. --set training.rounds=2"),
+    set_: list[str] = typer.Option(
+        [],
+        "--set",
+        help="override a suite field, e.g. --set training.rounds=2; list items count from 0 "
+        "(--set configurations.1.adapter=seal-bfv sets configuration 2)",
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="validate the suite and print a rough time estimate, without running it"
+    ),
     resume: bool = typer.Option(False, help="continue a run in --out from its last completed round"),
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", help="table or json"),
     report: Path | None = typer.Option(
@@ -121,7 +176,10 @@ def run(
     ),
 ) -> None:
     """Run every configuration of a suite with the same data, seed and initial model."""
-    suite = load_suite(suite_file, set_)
+    suite = load_suite(resolve_suite(suite_file), set_)
+    if check:
+        _check(suite, suite_file, fmt)
+        return
     if resume and out is None:
         raise ParameterError(
             "--resume needs the folder of the run to continue", "pass --out results/NAME-DATE --resume"

@@ -8,10 +8,13 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from hebench.analysis.load_flags import load_notes
+from hebench.analysis.score_notes import vifp_note
 from hebench.analysis.summary import SummaryRow, summarize_run
-from hebench.cli.common import OutputFormat, console, handle_errors, print_json
+from hebench.cli.common import OutputFormat, console, err_console, handle_errors, print_json
+from hebench.links.outcomes import on_their_links
 from hebench.results.calibration import read_calibration
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, Record, RunFailedRecord, RunRecord
@@ -29,6 +32,7 @@ class RunView:
     attacks: list[dict[str, Any]]
     attack_records: tuple[AttackSummaryRecord, ...] = ()
     records: tuple[Record, ...] = ()
+    skipped: str | None = None  # how many lines of the file could not be read, and why
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,7 +61,8 @@ def _failure(records: list[Record]) -> str | None:
 def run_view(path: Path) -> RunView:
     """Read a run folder (or its results file) into its summary rows, notes and attack summaries."""
     file = results_file(path)
-    records = read_hebench_records(file).records
+    read = read_hebench_records(file)
+    records, on_links = on_their_links(read.records)  # round walls on the links, as the report
     run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
     suite_offload = (run.suite.get("offload") or {}) if run else {}
     calibration = read_calibration(suite_offload.get("calibration"), RunFolder.of(file))
@@ -65,19 +70,22 @@ def run_view(path: Path) -> RunView:
     failure = _failure(records)
     notes = [
         *load_notes(run, rows),
+        *on_links,
         *([calibration.note] if calibration.note else []),
         *([failure] if failure else []),
     ]
     attack_records = tuple(r for r in records if isinstance(r, AttackSummaryRecord))
-    return RunView(file, run, rows, notes, [r.to_json() for r in attack_records], attack_records, tuple(records))
+    attacks = [r.to_json() for r in attack_records]
+    return RunView(file, run, rows, notes, attacks, attack_records, tuple(records), read.skipped_note(file))
 
 
 def print_run_view(out: Console, view: RunView) -> None:
     """The summary tables and notes (:func:`hebench.cli.render.summary.print_summary`), the per-link table when
     configurations ran on links, the leakage table, then
     "what to choose" with its evidence (:func:`hebench.cli.render.summary.print_verdicts`)."""
-    from hebench.cli.attack import attack_table
+    from hebench.cli.render.attacks import attack_table
     from hebench.cli.render.legend import label_keys, print_legend
+    from hebench.cli.render.lines import print_lines
     from hebench.cli.render.links import links_table
     from hebench.cli.render.summary import print_summary, print_verdicts
 
@@ -90,6 +98,7 @@ def print_run_view(out: Console, view: RunView) -> None:
             keys = label_keys(plans)
             print_legend(out, keys)
         out.print(attack_table(view.attacks, keys))
+        print_lines(out, "note", "yellow", vifp_note(view.attack_records))
     if view.rows:
         print_verdicts(out, view.rows, view.attack_records, view.run, keys)
     out.print(f"[dim]records: {view.results}[/]", highlight=False, soft_wrap=True)
@@ -102,6 +111,8 @@ def show(
 ) -> None:
     """Print a finished run's summary tables again, from its records alone."""
     view = run_view(run_dir)
+    if view.skipped:  # on stderr: JSON on stdout stays JSON
+        err_console.print(f"[yellow]note:[/] {escape(view.skipped)}", highlight=False)
     if fmt is OutputFormat.json:
         print_json(view.to_json())
         return

@@ -6,14 +6,20 @@ import dataclasses
 import math
 from pathlib import Path
 
-import click
 import typer
 import yaml
-from click.core import ParameterSource
 from rich import box
 from rich.table import Table
 
-from hebench.cli.common import OutputFormat, console, handle_errors, print_json, progress_bar, split_list
+from hebench.cli.common import (
+    OutputFormat,
+    console,
+    given_on_command_line,
+    handle_errors,
+    print_json,
+    progress_bar,
+    split_list,
+)
 from hebench.errors import ParameterError
 from hebench.heops.tune import Candidate, Measurement, model_parameters, suite_block, suite_target, tune
 
@@ -50,8 +56,8 @@ def tune_table(results: list[Measurement], title: str) -> Table:
     return table
 
 
-def _given(ctx: click.Context, name: str) -> bool:
-    return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+def _given(ctx: typer.Context, name: str) -> bool:
+    return given_on_command_line(ctx, name)
 
 
 @handle_errors
@@ -90,7 +96,7 @@ def tune_command(
                     f"--{name} is decided by the suite (its clients and their sample counts)",
                     f"drop --{name}, or tune with --model/--parameters instead of a suite",
                 )
-        from hebench.config.suite import load_suite
+        from hebench.config import load_suite
 
         target = suite_target(load_suite(suite_file))
         count, clients, headroom, samples = target.parameters, target.clients, target.headroom, target.samples

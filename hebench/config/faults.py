@@ -12,22 +12,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
+
+from hebench.config.base import Frozen, Seed
 
 PHASES = ("before_train", "after_train", "after_upload")
-# modes whose rounds finish with the clients that arrived when others leave (secagg through its own protocol;
-# secret sharing: a leaving client tells every aggregator)
-SURVIVOR_MODES = ("raw", "host-he", "offload", "secagg", "secret-sharing")
-# modes whose runs also survive a client process that dies (its closed connection read as a dropout, at whatever
-# stage of the mode's protocol it is lost); a lost share holder or decryptor still ends the run
-LOSS_TOLERANT_MODES = ("raw", "host-he", "offload", "secagg", "secret-sharing", "decryptor-he")
+# Which modes finish rounds with the survivors, or survive a client process that dies, is each mode's spec's to say
+# (``ModeSpec.survives_dropout``, ``ModeSpec.survives_client_loss``).
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StragglerSpec(_Frozen):
+class StragglerSpec(Frozen):
     share: float = 0.0  # probability that a selected client is slow in a round
     slowdown: float = 1.0  # its compute takes this many times as long (wall time; CPU as measured)
 
@@ -46,11 +40,11 @@ class StragglerSpec(_Frozen):
         return value
 
 
-class FaultsSpec(_Frozen):
+class FaultsSpec(Frozen):
     dropout: float | None = None
     dropout_phase: Literal["before_train", "after_train", "after_upload", "random"] | None = None
     stragglers: StragglerSpec | None = None
-    seed: int | None = None
+    seed: Seed | None = None
 
     @field_validator("dropout")
     @classmethod

@@ -18,16 +18,32 @@ CHUNK = 1 << 20
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
+    return digest_of(path, "sha256")
+
+
+def digest_of(path: Path, algorithm: str) -> str:
+    digest = hashlib.new(algorithm)
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
+def checksum_of(path: Path, expected: str) -> str:
+    """``path``'s digest in the algorithm of ``expected``: SHA-256 (64 hex digits), or MD5 (32) where a source
+    publishes only that (LEAF's Shakespeare edition)."""
+    return digest_of(path, "md5" if len(expected) == 32 else "sha256")
+
+
+def card_checksum(entry: dict) -> str:
+    """The checksum a card pins for one file: its ``sha256``, else its ``md5``."""
+    return str(entry.get("sha256") or entry["md5"])
+
+
 def download(url: str, dest: Path, sha256: str, progress: Progress | None = None, timeout: float = 60.0) -> Path:
-    """Download ``url`` to ``dest``, resuming a ``.part`` file with an HTTP Range request."""
-    if dest.exists() and sha256_of(dest) == sha256:
+    """Download ``url`` to ``dest``, resuming a ``.part`` file with an HTTP Range request; ``sha256`` is the
+    expected checksum (an MD5 of 32 hex digits is accepted where a card pins only that)."""
+    if dest.exists() and checksum_of(dest, sha256) == sha256:
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
@@ -50,7 +66,7 @@ def download(url: str, dest: Path, sha256: str, progress: Progress | None = None
             f"download of {url} failed: {err} ({part.stat().st_size if part.exists() else 0} bytes kept for resuming)",
             "check the network and run the same command again to resume, or pass --path to a local copy",
         ) from None
-    actual = sha256_of(part)
+    actual = checksum_of(part, sha256)
     if actual != sha256:
         part.unlink()
         raise DatasetError(
@@ -83,12 +99,15 @@ def fetch(name: str, path: Path | None = None, progress: Progress | None = None,
             _link_folder(Path(path), target)
             return target
         if path is not None:
-            if sha256_of(Path(path)) != entry["sha256"]:
-                raise DatasetError(f"{path} does not match the checksum of {filename}", "pass the original archive")
+            if checksum_of(Path(path), card_checksum(entry)) != card_checksum(entry):
+                raise DatasetError(
+                    f"{path} does not match the checksum of {filename} ({card_checksum(entry)})",
+                    f"pass the original file the card datasets/{name}.yaml names, unchanged",
+                )
             shutil.copyfile(path, archive)
         else:
             url = f"{base_url.rstrip('/')}/{filename}" if base_url else entry["url"]
-            download(url, archive, entry["sha256"], progress)
+            download(url, archive, card_checksum(entry), progress)
         if entry.get("extract") == "tar":
             extract_tar(archive, target)
     return target
@@ -111,7 +130,7 @@ def fetchable(name: str, path: Path | None = None) -> dict:
         )
     if not (CARDS / f"{name}.yaml").is_file():
         raise DatasetError(
-            f"no dataset '{name}' to fetch: this command downloads femnist",
+            f"no dataset '{name}' to fetch: this command downloads femnist, tiny-shakespeare and shakespeare",
             "`hebench datasets list` shows every dataset and how to get it",
         )
     spec = card(name)
@@ -121,7 +140,7 @@ def fetchable(name: str, path: Path | None = None) -> dict:
         archives = ", ".join(e["url"].rsplit("/", 1)[-1] for e in spec["files"])
         raise DatasetError(
             f"--path {path} does not exist",
-            f"pass the folder of a local {name} copy (LEAF JSON or TFF files), or the original archive ({archives})",
+            f"pass the folder of a local {name} copy, or the original file ({archives})",
         )
     return spec
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hebench.data.cache import FEMNIST_SAMPLE, cache_dir
+from hebench.data.cache import FEMNIST_SAMPLE, SHAKESPEARE_SAMPLE, cache_dir
 from hebench.data.fetch import resolve
 
 # torchvision sets: name -> (torchvision class, classes, extra constructor arguments)
@@ -58,6 +58,20 @@ def list_datasets() -> list[DatasetStatus]:
             "shipped: 5 real writers; data.sample: true (suites/femnist-sample.yaml)",
         )
     )
+    out.append(
+        DatasetStatus(
+            "shakespeare (sample)",
+            SHAKESPEARE_SAMPLE.is_file(),
+            str(SHAKESPEARE_SAMPLE),
+            "shipped: 20 roles of tiny shakespeare, each a client (datasets/shakespeare-sample)",
+        )
+    )
+    for name, how in (
+        ("tiny-shakespeare", "hebench datasets fetch tiny-shakespeare   (or --path FILE for a local input.txt)"),
+        ("shakespeare", "hebench datasets fetch shakespeare   (LEAF's Gutenberg edition; or --path FILE)"),
+    ):
+        found = resolve(name)
+        out.append(DatasetStatus(name, found is not None, str(found or cache_dir() / name), how))
     root = cache_dir() / "torchvision"
     for name, (cls_name, _, _) in TORCHVISION_SETS.items():
         present = (root / cls_name).is_dir() or (root / name).is_dir() or any(root.glob(f"{name}*"))

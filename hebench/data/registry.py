@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.data.cache import cache_dir, femnist_sample
 from hebench.data.federated import ClientData, FederatedData
 from hebench.data.fetch import resolve

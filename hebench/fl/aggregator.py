@@ -17,10 +17,12 @@ from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext
+from hebench.fl.party import AGGREGATOR_DOOR, PUBLIC_DOOR, PartyContext, client_index
+from hebench.fl.peers import admit_parties, proven_client
 from hebench.fl.running_sum import RunningSum, SumStream, Update
 from hebench.fl.streams import receive_uploads, send_aggregate
-from hebench.net.transport import Channel, Message, accept, connect, listen
+from hebench.net.messages import MessageKind
+from hebench.net.transport import Channel, Message, connect, listen
 from hebench.protections.spec import resolve
 from hebench.results.records import MaskAgreementRecord, PartyRoundRecord, PartySetupRecord
 
@@ -39,14 +41,14 @@ def receive_update(channel: Channel) -> Update:
     Modes summed with :func:`sum_uploads` never gather: they add each chunk as it arrives (:mod:`hebench.fl.streams`).
     """
     msg = channel.recv()
-    if msg.kind == "update":
+    if msg.kind == MessageKind.UPDATE:
         return msg.meta, msg.parts
     cipher: list[bytes] = []
     plain: list[bytes] = []
-    while msg.kind in ("update_chunk", "plain_part"):
-        (cipher if msg.kind == "update_chunk" else plain).extend(msg.parts)
+    while msg.kind in (MessageKind.UPDATE_CHUNK, MessageKind.PLAIN_PART):
+        (cipher if msg.kind == MessageKind.UPDATE_CHUNK else plain).extend(msg.parts)
         msg = channel.recv()
-    if msg.kind != "update_end":
+    if msg.kind != MessageKind.UPDATE_END:
         raise PartyError(
             f"expected an update from {channel.peer}, got '{msg.kind}'", "protocol mismatch: same hebench?"
         )
@@ -145,8 +147,8 @@ class Aggregator:
         wanted = epoch_of(round_index, self.ctx.suite.training.key_rotation_rounds)
         if wanted != self.epoch:
             with self.meter.phase("keys"):
-                self.ka.send(Message("epoch", {"epoch": wanted}))
-                fresh = load_adapter(self.ka.recv("keys").parts[0])
+                self.ka.send(Message(MessageKind.EPOCH, {"epoch": wanted}))
+                fresh = load_adapter(self.ka.recv(MessageKind.KEYS).parts[0])
             if fresh.has_secret_key and self.ctx.config.spec.encrypts:
                 raise PartyError(
                     "the aggregator was handed a secret key", "the key authority must send public keys only"
@@ -174,13 +176,13 @@ class Aggregator:
         before = self._traffic()
         epoch, adapter = self.adapter_for(self.ctx.start_round)
         for ch in self.channels.values():
-            ch.send(Message("map", {"round": -1, "epoch": epoch}))
+            ch.send(Message(MessageKind.MAP, {"round": -1, "epoch": epoch}))
         weights = fedavg_weights({i: 1 for i in self.channels})
         total = self.receive_running_sum(adapter, weights, check_samples=False)
         meta = {"round": -1, "epoch": epoch, "weights": {}, "plain_parts": 0}
-        send_aggregate(list(self.channels.values()), total, "map_sum", meta, self.meter)
+        send_aggregate(list(self.channels.values()), total, MessageKind.MAP_SUM, meta, self.meter)
         for ch in self.channels.values():
-            ch.recv("ack")
+            ch.recv(MessageKind.ACK)
         label = self.ctx.config.label
         self.records.put(
             MaskAgreementRecord(config=label, role="aggregator", **self._traffic_since(before), **self.meter.measured())
@@ -231,7 +233,7 @@ class Aggregator:
             if i in self.pre_weights:
                 meta["pre"] = self.pre_weights[i].to_json()
             if i in self.channels:
-                self._send(i, Message("train", meta))
+                self._send(i, Message(MessageKind.TRAIN, meta))
         got = self.collect(self, chosen, adapter)
         plain_parts = got.plain_parts
         wire_weights = {str(i): w for i, w in got.weights.items()}
@@ -244,23 +246,23 @@ class Aggregator:
             meta = {"round": r, "epoch": epoch, "weights": {}, "plain_parts": 0, "skipped": True}
             with self.meter.phase("send"):
                 for i in list(self.channels):
-                    self._send(i, Message("aggregate", meta))
+                    self._send(i, Message(MessageKind.AGGREGATE, meta))
         elif got.total is not None:  # streamed, chunk by chunk (plain_parts: the plaintext chunks)
             on_lost = self._lose_channel if self.tolerates_loss else None
             aggregate_bytes, plain_parts = send_aggregate(
-                list(self.channels.values()), got.total, "aggregate", meta, self.meter, on_lost
+                list(self.channels.values()), got.total, MessageKind.AGGREGATE, meta, self.meter, on_lost
             )
         else:
             aggregate_bytes = sum(len(b) for b in got.blobs)
             with self.meter.phase("send"):
                 for i in list(self.channels):
-                    self._send(i, Message("aggregate", meta, got.blobs))
+                    self._send(i, Message(MessageKind.AGGREGATE, meta, got.blobs))
         left = dict(got.left)
         failed = got.failed
         with self.meter.phase("wait"):
             for i, ch in list(self.channels.items()):
                 try:
-                    ack = ch.recv("ack").meta
+                    ack = ch.recv(MessageKind.ACK).meta
                     phase = ack.get("left")  # left after its upload arrived (hebench.faults)
                     failed = failed or ack.get("failed")  # the clients found the aggregate unusable (secret sharing)
                 except PeerClosedError:
@@ -302,38 +304,50 @@ class Aggregator:
 
 def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None:
     creds = ctx.credentials
-    assert creds.aggregator is not None and creds.public is not None
     tls = ctx.tls_for("aggregator")
-    listener = listen(creds.aggregator, tls=tls)
+    listener = listen(creds.door(AGGREGATOR_DOOR), tls=tls)  # each client (or helper) by its own key
     control.send(listener.address)
     ka_address = control.recv()
     ka = connect(
         ka_address,
-        creds.public,
+        creds.key(PUBLIC_DOOR),
         "key authority",
         ctx.timeout_s,
         ctx.transcript("aggregator-keys"),
         tls=tls,
         server="key-authority",
         retry_s=ctx.suite.measure.setup_timeout_s,
+        party="aggregator",
     )
-    ka.send(Message("hello", {"role": "aggregator"}))
+    ka.send(Message(MessageKind.HELLO, {"role": "aggregator"}))
+    spec = ctx.config.spec
+
+    def identify(channel: Channel, hello: Message) -> int | str:
+        """A helper (its hello role, from a helper's key) or the client the peer proved to be."""
+        role = hello.meta.get("role")
+        if role in spec.aggregator_peers:
+            if client_index(channel.party) is not None or channel.party is None:
+                raise PartyError(f"'{channel.party}' said it is the {role}", "a client speaks for itself only")
+            return str(role)
+        return proven_client(channel, hello)
+
+    arrived = admit_parties(
+        listener, ctx.suite.data.clients + len(spec.aggregator_peers), ctx.timeout_s, "aggregator's door", identify
+    )
     channels: dict[int, Channel] = {}
     samples: dict[int, int] = {}
     peers: dict[str, Channel] = {}  # helpers of the mode that dial in (decryptor-he's decryptor)
-    for _ in range(ctx.suite.data.clients + len(ctx.config.spec.aggregator_peers)):
-        ch = accept(listener, "a client", ctx.timeout_s, None)
-        hello = ch.recv("hello").meta
-        if hello.get("role") in ctx.config.spec.aggregator_peers:
-            ch.peer = str(hello["role"])
-            ch.record_to(ctx.transcript(f"aggregator-from-{ch.peer}"))
-            peers[ch.peer] = ch
+    for who, arrival in arrived.items():
+        ch = arrival.channel
+        if isinstance(who, str):
+            ch.peer = who
+            ch.record_to(ctx.transcript(f"aggregator-from-{who}"))
+            peers[who] = ch
             continue
-        index = int(hello["client"])
-        samples[index] = int(hello["samples"])
-        ch.peer = f"client {index}" + (" (via its engine)" if ctx.config.spec.needs_engines else "")
-        ch.record_to(ctx.transcript(f"aggregator-from-client-{index}"))
-        channels[index] = ch
+        samples[who] = int(arrival.hello.meta["samples"])
+        ch.peer = f"client {who}" + (" (via its engine)" if spec.needs_engines else "")
+        ch.record_to(ctx.transcript(f"aggregator-from-client-{who}"))
+        channels[who] = ch
     listener.close()
     agg = Aggregator(ctx, ka, channels, records, samples)
     agg.peers = peers
@@ -344,7 +358,7 @@ def run_aggregator(ctx: PartyContext, control: Connection, records: Any) -> None
     for r in range(ctx.start_round, ctx.suite.training.rounds):
         agg.round(r)
     for ch in agg.channels.values():  # the clients still connected
-        ch.send(Message("done"))
+        ch.send(Message(MessageKind.DONE))
         ch.close()
-    ka.send(Message("done"))
+    ka.send(Message(MessageKind.DONE))
     ka.close()

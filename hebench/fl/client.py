@@ -23,6 +23,7 @@ from hebench.fl.party import PartyContext, Wiring
 from hebench.fl.update import layer_sizes, model_vector
 from hebench.fl.update import split as split_layers
 from hebench.fl.value_range import RangeFit, ValueRange
+from hebench.net.messages import MessageKind
 from hebench.net.shaping import scope as shaping
 from hebench.net.transport import Message
 from hebench.protections.selective.split import join, split
@@ -51,8 +52,8 @@ class Client:
 
     def serve(self) -> None:
         """Follow the instructions arriving on the link until the run is done."""
-        while (msg := self.link.channel.recv()).kind != "done":
-            if msg.kind == "map":
+        while (msg := self.link.channel.recv()).kind != MessageKind.DONE:
+            if msg.kind == MessageKind.MAP:
                 self.agree_mask(msg)
             else:
                 self.round(msg)
@@ -64,7 +65,7 @@ class Client:
         with self.meter.phase("map"):
             local = self.local.score_map()
         self.link.upload({"round": -1, "epoch": epoch, "samples": 1}, [local], None, self.meter)
-        expect = self.link.reply_kinds["map"]
+        expect = self.link.reply_kinds[MessageKind.MAP]
         reply = self.link.channel.recv()
         if not self.link.starts_aggregate(reply.kind, expect):
             raise PartyError(
@@ -72,7 +73,7 @@ class Client:
             )
         opened = self.link.open(reply, epoch, self.meter)
         self.mask = self.local.agree(opened.encrypted)
-        self.link.channel.send(Message("ack", {"round": -1}))
+        self.link.channel.send(Message(MessageKind.ACK, {"round": -1}))
         sent, received = self._traffic()
         self.records.put(
             MaskAgreementRecord(
@@ -102,12 +103,12 @@ class Client:
         r, epoch = int(msg.meta["round"]), int(msg.meta["epoch"])
         before = self._traffic()
         report: dict[str, Any] = {"epoch": epoch}
-        expect = self.link.reply_kinds["train"]
+        expect = self.link.reply_kinds[MessageKind.TRAIN]
         fit = self.range.fit(self.local.model) if self.range is not None else None  # from the round's global model
         fault, left = self.fault(r), None
-        self.link.leaving = fault.dropout_phase if msg.kind == "train" else None
+        self.link.leaving = fault.dropout_phase if msg.kind == MessageKind.TRAIN else None
         held = model_vector(self.local.model) if self.may_skip else None  # kept if the round is skipped
-        if msg.kind == "train":
+        if msg.kind == MessageKind.TRAIN:
             left = self._train_and_upload(msg, r, epoch, fault, fit, report)
             with self.meter.phase("wait"):
                 msg = self.link.channel.recv()

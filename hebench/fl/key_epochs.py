@@ -2,7 +2,9 @@
 
 The first request for an epoch generates its key set, pushes the secret set
 to every holder that is pushed to (offload engines; local host-he clients)
-before anyone else gets it, and writes one ``keygen`` record.
+before anyone else gets it, with the run's decryption allowance where the
+context has one (what an engine may open for its host:
+:mod:`hebench.fl.allowance`), and writes one ``keygen`` record.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from hebench.crypto import create_adapter
 from hebench.errors import PeerClosedError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import PartyContext
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.results.records import KeygenRecord
 
@@ -58,11 +61,17 @@ class EpochKeys:
         )
         return secret, public
 
+    def allowance_meta(self) -> dict[str, Any]:
+        """The ``allow`` field of a key delivery: what a holder that decrypts for others may open in this run."""
+        allowance = self.ctx.allowance
+        return {} if allowance is None else {"allow": allowance.to_json()}
+
     def _push(self, epoch: int, secret: bytes, public: bytes) -> None:
         """Hand the epoch's secret set to every holder that is pushed to (a mode may push more: decryptor-he)."""
+        meta = {"epoch": epoch, "secret": True, "run": self.ctx.run_id, **self.allowance_meta()}
         for holder in list(self.pushed):
             try:
-                holder.send(Message("keys", {"epoch": epoch, "secret": True, "run": self.ctx.run_id}, (secret,)))
+                holder.send(Message(MessageKind.KEYS, meta, (secret,)))
             except PeerClosedError:  # a client (or its engine) that died is a dropout, not the end of the run
                 if not self.ctx.suite.faults_tolerated(self.ctx.config):
                     raise

@@ -22,9 +22,10 @@ from hebench.fl.chunks import DEFAULT_CHUNK_VALUES, chunks_of
 from hebench.fl.cipher import Cipher, KeyHolderCipher, plain_cipher
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.party import AGGREGATOR_DOOR, KEY_HOLDERS_DOOR, PartyContext, Wiring, client_party
 from hebench.fl.shared_keys import SHARED_KEYS
 from hebench.fl.streams import AGGREGATE_CHUNKS, read_aggregate
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
 from hebench.protections import KeyHolders
 from hebench.protections.selective.split import PLAIN
@@ -74,14 +75,14 @@ class Link(ABC):
         """The end kind of the aggregate ``first`` begins: a training round's, or the mask agreement's (round -1)."""
         if first.kind in self.reply_kinds.values():
             return first.kind
-        return self.reply_kinds["map" if int(first.meta.get("round", 0)) < 0 else "train"]
+        return self.reply_kinds[MessageKind.MAP if int(first.meta.get("round", 0)) < 0 else MessageKind.TRAIN]
 
     leaving: str | None = None  # this round's drawn dropout phase (a link whose protocol has stages may use it)
 
     def leave(self, round_index: int, phase: str) -> None:
         """Leave the round without uploading (a simulated dropout, or late: :mod:`hebench.faults`): the
         aggregator closes the round with the others, as it would when this client's connection closed."""
-        self.channel.send(Message("leave", {"round": round_index, "phase": phase}))
+        self.channel.send(Message(MessageKind.LEAVE, {"round": round_index, "phase": phase}))
 
     def traffic(self) -> tuple[int, int]:
         """(bytes sent, bytes received) on every channel of this client's round so far."""
@@ -99,7 +100,7 @@ class DirectLink(Link):
     ``meta["pre"]``: this client's FedAvg weight, applied before encryption (compact adapters).
     """
 
-    reply_kinds = {"train": "aggregate", "map": "map_sum"}  # noqa: RUF012 - read only
+    reply_kinds = {MessageKind.TRAIN: MessageKind.AGGREGATE, MessageKind.MAP: MessageKind.MAP_SUM}  # noqa: RUF012 - read only
 
     def __init__(self, aggregator: Channel, cipher: Cipher, chunk_values: int = DEFAULT_CHUNK_VALUES) -> None:
         self.channel, self.cipher, self.chunk_values = aggregator, cipher, chunk_values
@@ -112,15 +113,15 @@ class DirectLink(Link):
         pre = PreWeight.from_json(meta["pre"]) if meta.get("pre") else None
         for blob in self.cipher.encrypt_stream(encrypted, epoch, meter, self.chunk_values, pre):
             with meter.phase("send"):
-                self.channel.send(Message("update_chunk", {"round": r}, (blob,)))
+                self.channel.send(Message(MessageKind.UPDATE_CHUNK, {"round": r}, (blob,)))
         if plain is not None:
             for chunk in chunks_of([plain], self.chunk_values):
                 with meter.phase("serialize"):
                     blob = PLAIN.serialize(PLAIN.encrypt(chunk))
                 with meter.phase("send"):
-                    self.channel.send(Message("plain_part", {"round": r}, (blob,)))
+                    self.channel.send(Message(MessageKind.PLAIN_PART, {"round": r}, (blob,)))
         with meter.phase("send"):
-            self.channel.send(Message("update_end", head))
+            self.channel.send(Message(MessageKind.UPDATE_END, head))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         def decrypt(blob: bytes) -> np.ndarray:
@@ -134,34 +135,37 @@ class DirectLink(Link):
         super().close()
 
 
-def _dial(ctx: PartyContext, address: Any, credential: bytes | None, server: str, transcript: str) -> Channel:
-    """This client's channel to ``server`` (its door, certificate name and transcript), within set-up's retry."""
-    assert address is not None and credential is not None
+def _dial(ctx: PartyContext, address: Any, door: str, server: str, transcript: str) -> Channel:
+    """This client's channel to ``server`` at ``door`` (with its own key there; its certificate name and
+    transcript), within set-up's retry."""
+    assert address is not None
+    party = client_party(ctx.client_index)
     return connect(
         address,
-        credential,
+        ctx.credentials.key(door),
         server.replace("-", " "),
         ctx.timeout_s,
         ctx.transcript(transcript),
-        tls=ctx.tls_for(f"client-{ctx.client_index}"),
+        tls=ctx.tls_for(party),
         server=server,
         retry_s=ctx.suite.measure.setup_timeout_s,
+        party=party,
     )
 
 
 def dial_key_authority(ctx: PartyContext, wiring: Wiring) -> Channel:
     """This client's channel to the key authority (key holders' door), hello sent."""
     index = ctx.client_index
-    ka = _dial(ctx, wiring.key_authority, ctx.credentials.key_holder, "key-authority", f"client-{index}-keys")
-    ka.send(Message("hello", {"role": "client", "client": index}))
+    ka = _dial(ctx, wiring.key_authority, KEY_HOLDERS_DOOR, "key-authority", f"client-{index}-keys")
+    ka.send(Message(MessageKind.HELLO, {"role": "client", "client": index}))
     return ka
 
 
 def dial_aggregator(ctx: PartyContext, wiring: Wiring, samples: int) -> Channel:
     """This client's channel to the aggregator, hello (with its sample count) sent."""
     index = ctx.client_index
-    agg = _dial(ctx, wiring.aggregator, ctx.credentials.aggregator, "aggregator", f"client-{index}")
-    agg.send(Message("hello", {"role": "client", "client": index, "samples": samples}))
+    agg = _dial(ctx, wiring.aggregator, AGGREGATOR_DOOR, "aggregator", f"client-{index}")
+    agg.send(Message(MessageKind.HELLO, {"role": "client", "client": index, "samples": samples}))
     return agg
 
 
@@ -172,6 +176,6 @@ def direct_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
         with meter.phase("keys"):
             ka = dial_key_authority(ctx, wiring)
         load = SHARED_KEYS.load if ctx.worker is not None else load_adapter  # pool threads share a loaded set
-        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)
-        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ka.close)
+        ring = KeyRing(source=ka, timeout_s=ctx.timeout_s, load=load)  # takes pushes as they arrive
+        cipher = KeyHolderCipher(ring.get, require_secret=True, on_close=ring.close)
     return DirectLink(dial_aggregator(ctx, wiring, samples), cipher, ctx.suite.runtime.chunk_values)

@@ -21,6 +21,7 @@ from hebench.fl.party import PartyContext
 from hebench.fl.training import GLOBAL_RNG, batch_count, evaluate, make_optimizer, train_locally
 from hebench.fl.update import load_vector, model_vector, state_vector
 from hebench.models import build_model
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.protections.dp.ledger import Charge, PrivacyLedger
 from hebench.protections.dp.mechanism import SampleLevelDP, privatize_update
@@ -152,7 +153,12 @@ class LocalModel:
             vector = start + privatize_update(vector - start, dp, self._noise(round_index, CLIENT_STREAM))
         if self.ctx.suite.measure.decryption_error:
             self.records.put(
-                {"kind": "oracle_update", "client": self.ctx.client_index, "round": round_index, "vector": vector}
+                {
+                    "kind": MessageKind.ORACLE_UPDATE,
+                    "client": self.ctx.client_index,
+                    "round": round_index,
+                    "vector": vector,
+                }
             )
         return vector, loss
 
@@ -199,7 +205,7 @@ class LocalModel:
         counts)."""
         with meter.phase("evaluate"):
             report.update(self.apply(r, vector, weights))
-        channel.send(Message("ack", {"round": r, **(ack or {})}))
+        channel.send(Message(MessageKind.ACK, {"round": r, **(ack or {})}))
         sent, received = traffic() if traffic is not None else (channel.bytes_sent, channel.bytes_received)
         self.records.put(
             PartyRoundRecord(
@@ -227,5 +233,7 @@ class LocalModel:
         self.checkpoints.mkdir(parents=True, exist_ok=True)
         np.save(self.checkpoints / f"round-{round_index}.npy", vector if self.stateless else state_vector(self.model))
         if self.ctx.suite.measure.decryption_error:
-            self.records.put({"kind": "oracle_aggregate", "round": round_index, "vector": vector, "weights": weights})
+            self.records.put(
+                {"kind": MessageKind.ORACLE_AGGREGATE, "round": round_index, "vector": vector, "weights": weights}
+            )
         return {"accuracy": ev.accuracy, "loss": ev.loss}

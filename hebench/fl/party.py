@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import sys
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from hebench.config.suite import Configuration, Suite
-from hebench.errors import HebenchError
+from hebench.config import Configuration, Suite
+from hebench.errors import HebenchError, PartyError
+from hebench.fl.allowance import Allowance
+from hebench.fl.roster import ClientIdentity
 from hebench.net.certs import TLSFiles, party_tls
+from hebench.net.door_keys import DoorKeys
 from hebench.results.run_folder import RunFolder
 
 if TYPE_CHECKING:  # only clients hold data, and only they load torch
@@ -27,30 +29,60 @@ if TYPE_CHECKING:  # only clients hold data, and only they load torch
 Address = tuple[str, int]
 
 
+# The doors of a run, by name: each admits its parties by their own keys (hebench.net.door_keys)
+AGGREGATOR_DOOR = "aggregator"  # uploads: clients (or their offload engines, as their proxies), a mode's helpers
+KEY_HOLDERS_DOOR = "key-authority/holders"  # the key authority's door for key holders (host-he, decryptor-he clients)
+PUBLIC_DOOR = "key-authority/public"  # the key authority's door for the aggregator (public keys only)
+DECRYPTOR_DOOR = "key-authority/decryptor"  # the key authority's door for decryptor-he's decryptor
+KEY_AUTHORITY = "key-authority"  # the key authority's party name (its certificates, its key at engine doors)
+
+
+def client_party(index: int) -> str:
+    return f"client-{index}"
+
+
+def engine_door(index: int) -> str:
+    """Offload engine ``index``'s door: its own host and the key authority."""
+    return f"engine-{index}"
+
+
+def client_index(party: str | None) -> int | None:
+    """The client a proven party is (``client-3``, or ``engine-3`` uploading as client 3's proxy), else None."""
+    for prefix in ("client-", "engine-"):
+        if party and party.startswith(prefix) and party[len(prefix) :].isdigit():
+            return int(party[len(prefix) :])
+    return None
+
+
 @dataclass(frozen=True)
 class Credentials:
-    """Shared secrets of a run's doors; each party is handed only those of the doors its role may use.
+    """One party's keys at a run's doors, handed out by the runtime (:class:`~hebench.net.door_keys.DoorKeyIssuer`).
 
-    The key authority has two doors: key holders (secret key sets) and the aggregator (public keys
-    only). A party is admitted by the door's credential, not by what it says it is, so an
-    aggregator that asks for the secret set at the holders' door fails the handshake.
+    ``knocks``: this party's own key at each door it may use, bound to it and to that door, so it opens no other
+    door and stands for no other party. ``doors``: for each door this party keeps, the keys of the parties the door
+    admits. A door learns who a peer is from the key it proves (under TLS, from its certificate), never from what
+    it says: an aggregator that asks for the secret set at the key holders' door, or takes a client's slot at a
+    share holder's door, fails the handshake. ``hub``: the shared key of Flower's hub server door.
     """
 
-    key_holder: bytes | None = None  # the key authority's door for key holders (host-he clients)
-    public: bytes | None = None  # the key authority's door for the aggregator
-    aggregator: bytes | None = None  # the aggregator's door for uploads (clients, or engines as their proxies)
-    engine: bytes | None = None  # local offload engines run without TLS
+    party: str = ""
+    knocks: Mapping[str, bytes] = field(default_factory=dict)
+    doors: Mapping[str, DoorKeys] = field(default_factory=dict)
+    hub: bytes | None = None
 
-    @classmethod
-    def generate(cls) -> Credentials:
-        return cls(*(secrets.token_bytes(32) for _ in range(4)))
+    def key(self, door: str) -> bytes:
+        """This party's key at ``door``; PartyError if its role may not use that door."""
+        if door not in self.knocks:
+            raise PartyError(
+                f"{self.party or 'this party'} holds no key for the {door} door", "its role may not use that door"
+            )
+        return self.knocks[door]
 
-    def only(self, *doors: str) -> Credentials:
-        """The same credentials with every door but ``doors`` removed."""
-        return Credentials(**{name: getattr(self, name) if name in doors else None for name in _DOORS})
-
-
-_DOORS = ("key_holder", "public", "aggregator", "engine")
+    def door(self, door: str) -> DoorKeys:
+        """The keys of the parties ``door`` admits, for the party that keeps it."""
+        if door not in self.doors:
+            raise PartyError(f"{self.party or 'this party'} does not keep the {door} door", "same hebench?")
+        return self.doors[door]
 
 
 @dataclass(frozen=True)
@@ -82,6 +114,9 @@ class PartyContext:
     cores: tuple[int, ...] | None = None  # pin this party (host side) to these cores
     worker: str | None = None  # the pool worker process hosting this client as a thread (None: its own process)
     tls: str | None = None  # transport: tls: the run's party certificates (None: authenticated TCP)
+    identity: ClientIdentity | None = None  # a client's signing key and every client's verification key (roster)
+    allowance: Allowance | None = None  # what a party that decrypts for others may open (the key authority hands
+    # it to engines with their key sets; decryptor-he's decryptor reads it here)
 
     @property
     def timeout_s(self) -> float:

@@ -19,6 +19,7 @@ import numpy as np
 from hebench.errors import PartyError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.running_sum import SumChunk
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 
 
@@ -106,7 +107,7 @@ def receive_streams(
                     total.add(int(msg.meta["offset"]), int(msg.meta["values"]), decode(msg.parts[0]))
                 got.sizes[i] = got.sizes.get(i, 0) + len(msg.parts[0])
                 continue
-            if msg.kind == "leave" and i not in got.sizes:
+            if msg.kind == MessageKind.LEAVE and i not in got.sizes:
                 got.left[i] = str(msg.meta.get("phase", "unknown"))
             elif msg.kind == end_kind:
                 got.ends[i] = msg

@@ -30,12 +30,13 @@ import numpy as np
 from hebench.errors import PartyError, PeerClosedError
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.running_sum import RunningSum, SumStream
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.protections.selective.split import PLAIN, parts_of
 
-UPLOAD_KINDS = ("update_chunk", "plain_part")
-AGGREGATE_CHUNKS = ("aggregate_chunk", "aggregate_plain")
-RESULT_CHUNKS = ("result_chunk", "result_plain")
+UPLOAD_KINDS = (MessageKind.UPDATE_CHUNK, MessageKind.PLAIN_PART)
+AGGREGATE_CHUNKS = (MessageKind.AGGREGATE_CHUNK, MessageKind.AGGREGATE_PLAIN)
+RESULT_CHUNKS = (MessageKind.RESULT_CHUNK, MessageKind.RESULT_PLAIN)
 
 
 def receive_uploads(
@@ -66,23 +67,23 @@ def receive_uploads(
                 left[i] = "lost" if total.spoiled_by != i else "lost_mid_upload"
                 pending.remove(i)
                 continue
-            if msg.kind == "leave":
+            if msg.kind == MessageKind.LEAVE:
                 total.drop(i)
                 left[i] = str(msg.meta.get("phase", "unknown"))
                 pending.remove(i)
                 continue
             if msg.kind in UPLOAD_KINDS:
                 with meter.phase("aggregate"):
-                    total.add_chunk(i, msg.parts[0], plain=msg.kind == "plain_part")
+                    total.add_chunk(i, msg.parts[0], plain=msg.kind == MessageKind.PLAIN_PART)
                 continue
-            if msg.kind not in ("update_end", "update"):
+            if msg.kind not in (MessageKind.UPDATE_END, MessageKind.UPDATE):
                 raise PartyError(
                     f"expected an update from {channels[i].peer}, got '{msg.kind}'", "protocol mismatch: same hebench?"
                 )
             if on_end is not None:
                 on_end(i, msg.meta)
             with meter.phase("aggregate"):
-                if msg.kind == "update":
+                if msg.kind == MessageKind.UPDATE:
                     total.add(i, (msg.meta, msg.parts))
                 else:
                     total.finish(i)
@@ -140,17 +141,17 @@ def whole_updates(messages: list[Message]) -> list[Message]:
     plain: list[bytes] = []
     share: list[bytes] = []
     for msg in messages:
-        if msg.kind == "update" and share:  # the end of a streamed share
-            found.append(Message("update", {**msg.meta, "plain_parts": 0}, (b"".join(share),)))
+        if msg.kind == MessageKind.UPDATE and share:  # the end of a streamed share
+            found.append(Message(MessageKind.UPDATE, {**msg.meta, "plain_parts": 0}, (b"".join(share),)))
             share = []
-        elif msg.kind == "update":
+        elif msg.kind == MessageKind.UPDATE:
             found.append(msg)
         elif msg.kind in UPLOAD_KINDS:
-            (cipher if msg.kind == "update_chunk" else plain).extend(msg.parts)
-        elif msg.kind == "share_chunk":  # secret sharing's first share, chunk by chunk: joined into one part
+            (cipher if msg.kind == MessageKind.UPDATE_CHUNK else plain).extend(msg.parts)
+        elif msg.kind == MessageKind.SHARE_CHUNK:  # secret sharing's first share, chunk by chunk: joined into one part
             share.extend(msg.parts)
-        elif msg.kind == "update_end":
-            found.append(Message("update", {**msg.meta, "plain_parts": len(plain)}, (*cipher, *plain)))
+        elif msg.kind == MessageKind.UPDATE_END:
+            found.append(Message(MessageKind.UPDATE, {**msg.meta, "plain_parts": len(plain)}, (*cipher, *plain)))
             cipher, plain = [], []
     return found
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hebench.config.suite import TrainingSpec
+from hebench.config import TrainingSpec
 
 if TYPE_CHECKING:
     from hebench.protections.dp.mechanism import SampleLevelDP

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
-from hebench.config.suite import Configuration
+from hebench.config import Configuration
 from hebench.crypto.registry import adapter_class
 from hebench.errors import PartyError, PrecisionError
 from hebench.models.shared import shared_tensors

@@ -7,11 +7,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from hebench import errors
-from hebench.crypto.registry import adapter_class
+from hebench.crypto.registry import adapter_class, status
 from hebench.heops.operations import OperationPlan
 from hebench.measure.environment import pin_threads
 
@@ -25,7 +25,30 @@ DEFAULT_ADAPTERS = (
     "pyfhel-bfv",
     "seal-bfv",  # compact HE (seeded symmetric BFV, packed values)
     "seal-ckks",
+    "openfhe-ckks",  # CPython 3.10 / 3.12 only: elsewhere listed as skipped, with the reason
+    "openfhe-bfv",
 )
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An adapter left out because its library does not import here: the registry's reason and install hint."""
+
+    adapter: str
+    reason: str
+    install_hint: str
+
+
+def split_available(names: Iterable[str]) -> tuple[list[str], list[Skipped]]:
+    """The adapters that import here, and the others with why (an unknown name raises before anything runs)."""
+    ready, skipped = [], []
+    for name in names:
+        st = status(name)
+        if st.available:
+            ready.append(name)
+        else:
+            skipped.append(Skipped(name, st.reason, st.install_hint))
+    return ready, skipped
 
 
 def run_in_worker(plan: OperationPlan, threads: int = 1, timeout_s: float | None = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from hebench.crypto.security import MAX_LOG_Q
 from hebench.errors import ParameterError
 
 if TYPE_CHECKING:
-    from hebench.config.suite import Suite
+    from hebench.config import Suite
 
 BASELINE = {"ring_degree": 8192, "coeff_mod_bits": [60, 40, 40, 60], "scale_bits": 40}
 MEASURED_CLIENTS = 4  # distinct updates encrypted; the weights still assume `clients` summands

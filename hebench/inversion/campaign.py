@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, get_args
 
-from hebench.config.suite import (
+from hebench.config import (
     Configuration,
     ModelSpec,
     PrivacySpec,
@@ -33,11 +33,13 @@ from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.views.conduits import Protocol
 from hebench.protections import AttackerView
-from hebench.protections.threats import Adversary, NotDefined, Obtains, Outcome, Strategy
+from hebench.protections.dp.threats import NOISED
+from hebench.protections.selective.threats import visible_rule
+from hebench.protections.threats import Adversary, Conduit, NotDefined, Obtains, Outcome, Strategy, conduit_rule
 from hebench.results import ResultWriter
 from hebench.results.reader import read_hebench_records
 from hebench.results.records import AttackSummaryRecord, ConfigurationRecord, RunRecord
-from hebench.results.run_folder import safe_label
+from hebench.results.run_folder import results_file, safe_label
 
 # Which published setting each attacker corresponds to (shown beside the figures).
 ATTACKER_NOTES = {
@@ -83,33 +85,29 @@ def threat_plan(suite: Suite, config: Configuration, threat: ThreatSpec, outcome
         clients = max(threat.clients, outcome.clients)
     elif obtains is Obtains.VICTIM:
         clients = 1
-    conduit = None
-    if obtains is Obtains.EVERY_UPDATE and mode in HE_MODES and adversary in KEY_READERS:
-        conduit = "he-key"
-    elif obtains is Obtains.EVERY_UPDATE and adversary is Adversary.SHARE_HOLDERS:
-        conduit = "shares"
-    elif mode == "secagg" and adversary in (Adversary.AGGREGATOR, Adversary.COLLUDING_CLIENTS):
-        conduit = "secagg"
-    elif mode == "secagg" and outcome.strategy is Strategy.MODEL_INCONSISTENCY:
-        conduit = "secagg-inconsistency"
-    protocol = Protocol(mode, config.adapter, config.params).dumps() if conduit else None
+    evidence = outcome.evidence
+    if obtains is Obtains.VISIBLE:  # a selective configuration's plaintext part: selective's own rule shows it
+        evidence = getattr(visible_rule(adversary), "evidence", evidence)
+    rule = conduit_rule(config.spec.conduits, outcome)
+    conduit = None if rule is None else rule.conduit
+    protocol = None
+    if rule is not None:
+        protocol = Protocol(mode, config.adapter, config.params, config.transport, rule.view).dumps()
     return {
         "clients": clients,
         "adversary": adversary.value,
         "k": outcome.k,
         "strategy": outcome.strategy.value if outcome.strategy else None,
         "obtains": obtains.value,
-        "evidence": outcome.evidence,
+        "evidence": evidence,
         "config": config.label,
         "conduit": conduit,
         "protocol": protocol,
-        "round_clients": round_clients if conduit in ("secagg", "secagg-inconsistency") else 0,
+        "round_clients": round_clients if conduit is not None and conduit.whole_round else 0,
         **({"attack": "imprint"} if outcome.strategy is Strategy.TRAP_WEIGHTS else {}),
     }
 
 
-HE_MODES = ("host-he", "offload", "decryptor-he")
-KEY_READERS = (Adversary.COLLUDING_CLIENTS, Adversary.KEY_HOLDER, Adversary.OBSERVER)  # hold or read the secret set
 WHO = {
     Adversary.COLLUDING_CLIENTS: "collude-{k}",
     Adversary.KEY_HOLDER: "key-holder",
@@ -224,7 +222,8 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
     ``configuration`` records) and, where the run attacked already, a check that each rebuilt plan has the view
     and encrypted ratio its ``attack_summary`` recorded. ``overrides`` (``privacy.*=…``) change how to attack,
     never what was seen."""
-    records = read_hebench_records(path).records
+    read = read_hebench_records(path)
+    records = read.records
     run = next((r for r in reversed(records) if isinstance(r, RunRecord)), None)
     if run is None:
         raise ParameterError(
@@ -239,7 +238,7 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
     suite = parse_suite(raw, f"{path} (recorded suite)", list(overrides))
     ran = [c.config for c in records if isinstance(c, ConfigurationRecord)]
     plans = plans_for(suite, dry_run, configurations=set(ran))
-    notes = []
+    notes = [skipped] if (skipped := read.skipped_note(results_file(path))) else []
     if default_privacy:
         notes.append(_defaults_note(suite, trained))
     missing = [c.label for c in suite.configurations if c.label not in ran and c.tee is None]
@@ -283,21 +282,22 @@ def _defaults_note(suite: Suite, trained: str) -> str:
 def _same_attack(plan: AttackPlan) -> AttackPlan:
     """Plans that compute the same thing map to one key: at p = 0 and p = 1 mask, source and attacker don't matter;
     who the adversary is doesn't either once what it obtains is fixed (the same view, through the same conduit:
-    k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency)."""
+    k only counts in a conduit that subtracts or adds colluders' parts, the strategy only in model inconsistency).
+    A red-team view is each adversary's own live round: never shared with another adversary's."""
     protocol = plan.protocol
-    if plan.conduit == "secagg" and protocol is not None:  # the model check does not change an honest round's sum
+    if plan.conduit == Conduit.SECAGG and protocol is not None:  # the model check does not change an honest round's sum
         p = Protocol.of(protocol)
         protocol = Protocol(p.mode, p.adapter, {k: v for k, v in p.params.items() if k != "model_check"}).dumps()
     keyed = replace(
         plan,
         label="",
         protocol=protocol,
-        adversary="",
+        adversary=plan.adversary if plan.conduit == Conduit.RED_TEAM else "",
         obtains=None,
         evidence=None,
         config=None,
-        k=plan.k if plan.conduit in ("shares", "secagg") else 0,
-        strategy=plan.strategy if plan.conduit == "secagg-inconsistency" else None,
+        k=plan.k if plan.conduit in (Conduit.SHARES, Conduit.SECAGG, Conduit.RED_TEAM) else 0,
+        strategy=plan.strategy if plan.conduit in (Conduit.SECAGG_INCONSISTENCY, Conduit.RED_TEAM) else None,
     )
     sel = plan.selective
     if plan.view == "selective" and sel is not None and sel.mask != "layers" and sel.ratio in (0.0, 1.0):
@@ -355,7 +355,9 @@ def dp_bound_of(plan: AttackPlan, records: list[dict[str, Any]]) -> dict[str, An
     public = load_federated(plan.data, plan.seed).test_x.numpy()
     bound = bound_for(plan.dp, plan.local_steps or 1, plan.clients, public, plan.success_ssim)
     success = summarize([public_record(r) for r in records], plan.success_ssim).get("success") or {"k": 0, "n": 0}
-    return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"]))}
+    # client level: the red-team test that what an adversary obtains is the clipped update and noise it cannot remove
+    evidence = {"evidence": NOISED.evidence} if plan.dp.level == "client" else {}
+    return {**bound.to_json(), "verdict": verdict(bound.bound, int(success["k"]), int(success["n"])), **evidence}
 
 
 def check_malicious_models(plans: list[AttackPlan]) -> None:
@@ -368,7 +370,13 @@ def check_malicious_models(plans: list[AttackPlan]) -> None:
     from hebench.inversion.evaluate import init_model
     from hebench.inversion.views.inconsistency import dead_model
 
-    for model, data, seed in {(p.model, p.data, p.seed) for p in plans if p.conduit == "secagg-inconsistency"}:
+    crafted = {
+        (p.model, p.data, p.seed)
+        for p in plans
+        if p.conduit == Conduit.SECAGG_INCONSISTENCY
+        or (p.conduit == Conduit.RED_TEAM and p.strategy == Strategy.MODEL_INCONSISTENCY.value)
+    }
+    for model, data, seed in crafted:
         shape = load_federated(data, seed).input_shape
         dead_model(init_model(model, shape, 10, seed), torch.rand(2, *shape))
 

@@ -22,7 +22,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from hebench.analysis.success import SUCCESS_SSIM, success_rate
-from hebench.config.suite import DataSpec, DPSpec, SelectiveSpec
+from hebench.config import DataSpec, DPSpec, SelectiveSpec
 from hebench.data.registry import load_federated
 from hebench.errors import DatasetError, ParameterError
 from hebench.inversion.attacks import Reconstruction
@@ -192,8 +192,29 @@ def _conveyed(
     from hebench.inversion.views.conduits import convey
 
     xs, ys = _batches(plan, data.clients, image, max(plan.round_clients, plan.clients))
-    got = convey(plan, model, xs, ys, local, model_seed)
+    mask = None  # a selective configuration's: its clients encrypt those coordinates in the live round
+    if plan.view == "selective" and plan.selective is not None:
+        mask = selective_mask(plan.selective, model, plan.mask_source, (xs[0], ys[0]), data.clients, model_seed)
+    got = convey(plan, model, xs, ys, local, model_seed, mask)
     seen = plan.clients
+    if got.encrypted is not None and got.gradients is not None:  # the adversary read the plaintext part only
+        shape, classes, labels = data.input_shape, data.num_classes, torch.cat(ys[:seen])
+        obs = observe(
+            model,
+            got.gradients,
+            "selective",
+            got.encrypted,
+            shape,
+            classes,
+            plan.batch_size,
+            attacker=plan.attacker,
+            clients=seen,
+            local=local,
+            labels=labels,
+            seed=model_seed,
+        )
+        info = {"visible_fraction": obs.visible_fraction, "encrypted_fraction": float(got.encrypted.mean())}
+        return obs, {**info, "detected": got.detected}, torch.cat(xs[:seen])
     obs = Observation(
         model,
         got.gradients,

@@ -9,6 +9,7 @@ from typing import Any
 
 from hebench.inversion.evaluate import AttackPlan
 from hebench.inversion.recipes import load_recipe
+from hebench.results.attack_views import View
 
 MIN_RESTARTS = 2  # best of several restarts, as the papers report: one restart that starts badly fails alone
 
@@ -39,7 +40,7 @@ def raw_failed_notes(summaries: Sequence[dict[str, Any]]) -> list[str]:
     notes = []
     for s in summaries:
         success = (s.get("scores") or {}).get("success")
-        if s.get("dry_run") or s.get("view") != "raw" or not success or success.get("k"):
+        if s.get("dry_run") or s.get("view") != View.RAW or not success or success.get("k"):
             continue
         notes.append(
             f"{s['plan']}: {s['attack']} recovered no image from this unprotected view (0 of {success['n']}), so "

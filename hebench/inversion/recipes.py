@@ -1,4 +1,4 @@
-"""Attack recipes: the YAML files in the top-level ``attacks/`` folder."""
+"""Attack recipes: the YAML files of the top-level ``attacks/`` folder, shipped as package data."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hebench.inversion.attacks import ATTACKS, AttackConfig
 from hebench.inversion.attacks.config import ENGINES, LINE_SEARCHES
 from hebench.inversion.attacks.trap_weights import ImprintSpec
 
-RECIPES = Path(__file__).resolve().parents[2] / "attacks"
+RECIPES = Path(__file__).resolve().parents[1] / "config" / "attacks"  # in a checkout: a link to attacks/
 
 
 def recipe_names() -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hebench.config.suite import LinkSpec, NetworkSpec
+from hebench.config import LinkSpec, NetworkSpec
 
 MBIT = 1e6 / 8  # bytes per second in one Mbit/s
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hebench.protections import find_mode
 from hebench.results.records import (
     ConfigurationRecord,
     ModelledRoundRecord,
@@ -38,6 +39,7 @@ class LinkRow:
     client_compute_cpu_s: float | None  # per training client and round: CPU of its compute phases
     time_to_accuracy: TimeToAccuracyRecord | None = None
     missing: tuple[str, ...] = ()  # what the kernel lacked (applied in userspace instead)
+    baseline: bool = False  # the baseline mode's plain configuration: the links section's ratios are taken to it
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -92,9 +94,17 @@ def link_rows(records: Iterable[Record]) -> list[LinkRow]:
                 client_compute_cpu_s=_mean(c.phases.cpu_s(exclude=IDLE) for c in steady_clients),
                 time_to_accuracy=reached.get(label),
                 missing=tuple((net.get("applied") or {}).get("missing") or ()),
+                baseline=_is_baseline(config),
             )
         )
     return rows
+
+
+def _is_baseline(config: ConfigurationRecord) -> bool:
+    """The baseline mode's plain configuration: its label (without the link) is the mode's name alone (no name of
+    its own, no DP, TLS or TEE suffix)."""
+    spec = find_mode(config.mode)
+    return spec is not None and spec.baseline and config.config.split("@", 1)[0] == spec.name
 
 
 def _held(rec: PartyRoundRecord) -> bool:

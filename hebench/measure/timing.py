@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hebench.analysis.stats import Stats, summarize
 from hebench.measure.cycles import open_cycle_counter
+from hebench.measure.sample import Stats, summarize
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import torch
 from torch import nn
 
 from hebench.errors import ParameterError
+from hebench.models.size import check_fits
 
 Shape = tuple[int, int, int]
 
@@ -71,11 +73,24 @@ BUILDERS: dict[str, Callable[[Shape, int, int], nn.Module]] = {
 
 
 def build_model(name: str, input_shape: Shape, num_classes: int, hidden: int = 16) -> nn.Module:
+    """The model ``name`` for inputs of ``input_shape`` and ``num_classes`` classes (mlp: ``hidden`` units);
+    ParameterError, before anything is allocated, for one that this machine's memory cannot train."""
+    check_fits(name, hidden, count_parameters(name, input_shape, num_classes, hidden))
+    return _builder(name)(tuple(input_shape), num_classes, hidden)  # type: ignore[arg-type]
+
+
+def count_parameters(name: str, input_shape: Shape, num_classes: int, hidden: int = 16) -> int:
+    """The parameter count of the model :func:`build_model` would build, from a skeleton on torch's meta device
+    (shapes only: no memory, no initialisation cost)."""
+    with torch.device("meta"):
+        return parameter_count(_builder(name)(tuple(input_shape), num_classes, hidden))  # type: ignore[arg-type]
+
+
+def _builder(name: str) -> Callable[[Shape, int, int], nn.Module]:
     try:
-        builder = BUILDERS[name]
+        return BUILDERS[name]
     except KeyError:
         raise ParameterError(f"unknown model '{name}'", f"choose one of {', '.join(BUILDERS)}") from None
-    return builder(tuple(input_shape), num_classes, hidden)  # type: ignore[arg-type]
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -152,6 +152,14 @@ def party_cn(party: str) -> str:
     return f"{PARTY_CN_PREFIX}-{party}"
 
 
+def party_of(common_name: str | None) -> str | None:
+    """The party a run's certificate names (``hebench-party-client-3`` -> ``client-3``); None for any other."""
+    prefix = f"{PARTY_CN_PREFIX}-"
+    if common_name and common_name.startswith(prefix) and len(common_name) > len(prefix):
+        return common_name[len(prefix) :]
+    return None
+
+
 def make_party_certificates(
     outdir: Path,
     parties: tuple[str, ...],

@@ -2,10 +2,12 @@
 
 ``FramedSocket`` offers the ``send_bytes``/``recv_bytes``/``poll`` methods of a
 :class:`multiprocessing.connection.Connection`, so the counting
-:class:`hebench.net.transport.Channel` works over it unchanged. Without TLS a
-shared key authenticates both ends (HMAC challenge-response, each side proving
-the key to the other). With TLS the dialler checks that the listener's
-certificate names the party it meant to reach.
+:class:`hebench.net.transport.Channel` works over it unchanged. Without TLS a key
+authenticates both ends (HMAC challenge-response, each side proving the key to
+the other): one shared key, or (a listener given :class:`~hebench.net.door_keys.DoorKeys`)
+the key of the party the dialler names first, which the socket then carries as
+``party``. With TLS the dialler checks that the listener's certificate names the
+party it meant to reach.
 
 Until a peer has authenticated, frames are bounded by
 :data:`~hebench.net.limits.PREAUTH_MAX_FRAME` and the whole handshake by a
@@ -27,6 +29,7 @@ import time
 
 from hebench.errors import PartyError
 from hebench.net.certs import TLSFiles
+from hebench.net.door_keys import DoorKeys, claim, claimed
 from hebench.net.limits import HANDSHAKE_S, PREAUTH_MAX_FRAME, SETUP_RETRY_S, FrameTooLargeError, max_frame_bytes
 from hebench.net.retry import DROPPED, Dropped, with_backoff
 
@@ -42,6 +45,7 @@ class FramedSocket:
         self.sock = sock
         self.max_frame = max_frame
         self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        self.party: str | None = None  # who the peer proved to be (a door that admits by party), else None
 
     def trust(self, max_frame: int | None = None) -> None:
         """The peer has authenticated: frames up to ``max_frame`` (default :func:`max_frame_bytes`), no deadline."""
@@ -185,14 +189,16 @@ def dial(
     timeout_s: float = 30.0,
     server_names: tuple[str, ...] = (),
     retry_s: float = SETUP_RETRY_S,
+    party: str | None = None,
 ) -> FramedSocket:
     """Connect to an engine (or any FramedSocket server) and authenticate, within ``timeout_s`` per attempt.
 
     With ``tls`` the server's certificate must name one of ``server_names`` (when given); without, both
-    sides prove ``authkey``. A listener that drops the connection before authentication finishes (a busy
-    door) is dialled again with back-off until ``retry_s`` has passed.
+    sides prove ``authkey`` (``party``'s own key at a listener that admits by party: it is named first). A
+    listener that drops the connection before authentication finishes (a busy door) is dialled again with
+    back-off until ``retry_s`` has passed.
     """
-    return with_backoff(lambda: dial_once(address, tls, authkey, peer, timeout_s, server_names), retry_s)
+    return with_backoff(lambda: dial_once(address, tls, authkey, peer, timeout_s, server_names, party), retry_s)
 
 
 def dial_once(
@@ -202,6 +208,7 @@ def dial_once(
     peer: str,
     timeout_s: float,
     server_names: tuple[str, ...],
+    party: str | None = None,
 ) -> FramedSocket:
     """One attempt of :func:`dial`: raises :class:`~hebench.net.retry.Dropped` if the listener dropped it."""
     try:
@@ -218,6 +225,8 @@ def dial_once(
         if tls is not None and server_names:
             check_server_name(framed, server_names, peer)
         if authkey is not None and tls is None:
+            if party is not None:
+                framed.send_bytes(claim(party))
             answer(framed, authkey, peer)
             challenge(framed, authkey)
         framed.trust()
@@ -251,20 +260,30 @@ def admit(
     raw: socket.socket,
     *,
     tls: ssl.SSLContext | None,
-    authkey: bytes | None,
+    authkey: bytes | DoorKeys | None,
     handshake_s: float = HANDSHAKE_S,
     max_frame: int | None = None,
 ) -> FramedSocket:
     """Server side of one connection: TLS, or the key challenge both ways, within ``handshake_s``.
 
-    Raises PartyError (for that peer only) when it fails to authenticate, sends a frame above the
-    pre-authentication bound, or is too slow; the socket is closed then.
+    With :class:`DoorKeys` (no TLS) the peer names its party first and proves that party's key; the socket
+    carries it as ``party``. Raises PartyError (for that peer only) when it fails to authenticate, sends a
+    frame above the pre-authentication bound, or is too slow; the socket is closed then.
     """
     raw.settimeout(handshake_s)
     try:
         sock = tls.wrap_socket(raw, server_side=True) if tls else raw
         framed = FramedSocket(sock, deadline_s=handshake_s)
-        if authkey is not None and tls is None:
+        if isinstance(authkey, DoorKeys) and tls is None:
+            party = claimed(framed.recv_bytes())
+            key = authkey.challenge_key(party)
+            try:
+                challenge(framed, key)
+            except PartyError:
+                raise authkey.refusal(party) from None
+            answer(framed, key, "the peer")
+            framed.party = party
+        elif authkey is not None and tls is None:
             challenge(framed, authkey)
             answer(framed, authkey, "the peer")
         framed.trust(max_frame)
@@ -276,7 +295,7 @@ def admit(
     return framed
 
 
-def accept(listener: socket.socket, *, tls: ssl.SSLContext | None, authkey: bytes | None) -> FramedSocket:
+def accept(listener: socket.socket, *, tls: ssl.SSLContext | None, authkey: bytes | DoorKeys | None) -> FramedSocket:
     """Accept and admit one connection on the calling thread (see :func:`admit`)."""
     return admit(accept_raw(listener), tls=tls, authkey=authkey)
 

@@ -35,8 +35,10 @@ from typing import Any, BinaryIO
 from hebench.errors import HebenchError, ParameterError, PartyError, PeerClosedError
 from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
-from hebench.net.certs import TLSFiles, party_cn
+from hebench.net.certs import TLSFiles, party_cn, party_of
+from hebench.net.door_keys import MAX_CLAIM, DoorKeys, claim, claimed
 from hebench.net.limits import HANDSHAKE_S, SETUP_RETRY_S, FrameTooLargeError, max_frame_bytes
+from hebench.net.messages import MessageKind
 from hebench.net.refusals import Refusal, RefusalNotes
 from hebench.net.retry import DROPPED, Dropped, with_backoff
 from hebench.net.shaping import scope as shaping
@@ -48,6 +50,9 @@ Address = tuple[str, int]
 
 @dataclass(frozen=True)
 class Message:
+    """One frame: its kind (a :class:`~hebench.net.messages.MessageKind`; a kind read off the wire is its plain
+    string, equal to the member), a JSON header and binary parts."""
+
     kind: str
     meta: dict[str, Any] = field(default_factory=dict)
     parts: tuple[bytes, ...] = ()
@@ -94,11 +99,13 @@ _FRAME_FIX = "raise HEBENCH_MAX_FRAME_BYTES on the receiving side if updates rea
 
 
 class Channel:
-    """One side of a connection; counts bytes both ways."""
+    """One side of a connection; counts bytes both ways. ``party``: who the peer proved to be at a door that
+    admits by party (:class:`~hebench.net.door_keys.DoorKeys`), else None."""
 
     def __init__(self, conn: Connection, peer: str, timeout_s: float, transcript: Path | None = None) -> None:
         self.conn = shaping.attach(conn, peer)
         self.peer = peer
+        self.party: str | None = None
         self.timeout_s = timeout_s
         self.bytes_sent = 0
         self.bytes_received = 0
@@ -144,7 +151,7 @@ class Channel:
         if self._transcript:
             write_frame(self._transcript, frame)
         msg = decode(frame)
-        if msg.kind == "error":
+        if msg.kind == MessageKind.ERROR:
             raise PartyError(f"{self.peer} failed: {msg.meta.get('problem')}", msg.meta.get("fix", ""))
         if expect and msg.kind != expect:
             raise PartyError(
@@ -155,14 +162,14 @@ class Channel:
     def tell_error(self, speaker: str, err: HebenchError) -> None:
         """Pass a failure on to the peer (it raises it as its own PartyError), if the peer still listens."""
         try:
-            self.send(Message("error", {"problem": f"{speaker}: {err.problem}", "fix": err.fix}))
+            self.send(Message(MessageKind.ERROR, {"problem": f"{speaker}: {err.problem}", "fix": err.fix}))
         except PartyError:
             pass
 
     def hang_up(self) -> None:
         """Tell the peer this side is done (if it still listens), then close."""
         try:
-            self.send(Message("done"))
+            self.send(Message(MessageKind.DONE))
         except PartyError:
             pass
         self.close()
@@ -178,13 +185,27 @@ class Channel:
 BACKLOG = 1024
 
 
+@dataclass
+class Admitted:
+    """A connection a door admitted, and who the peer proved to be (None at a shared-key door)."""
+
+    conn: Connection | stream.FramedSocket
+    party: str | None = None
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 class Door:
     """A listening socket that hands out only connections that proved ``authkey``.
 
-    With ``tls`` (this party's certificates) a peer must first complete mutual TLS with a client certificate
-    from the same CA, then the peer and the door prove ``authkey`` to each other inside the TLS session (the
-    key still binds the peer to its role, and a dialler never talks to a listener without it). Without TLS,
-    multiprocessing's HMAC challenge runs both ways (it reads at most 256 bytes per frame).
+    ``authkey`` is one shared key, or :class:`~hebench.net.door_keys.DoorKeys`: each admitted party's own key,
+    and the connection then carries who the peer is. With ``tls`` (this party's certificates) a peer must first
+    complete mutual TLS with a client certificate from the same CA, then the peer and the door prove the key to
+    each other inside the TLS session (with door keys: the key of the party its certificate names; the key
+    still binds the peer to its role, and a dialler never talks to a listener without it). Without TLS,
+    multiprocessing's HMAC challenge runs both ways (it reads at most 256 bytes per frame), after the peer
+    named its party (door keys).
 
     Each connection is authenticated on its own thread within ``handshake_s`` in a bounded pool that is fair
     per peer address (:class:`~hebench.net.admission.HandshakePool`): silent, slow or garbage peers never
@@ -195,7 +216,7 @@ class Door:
 
     def __init__(
         self,
-        authkey: bytes,
+        authkey: bytes | DoorKeys,
         host: str = "127.0.0.1",
         port: int = 0,
         handshake_s: float = HANDSHAKE_S,
@@ -211,7 +232,7 @@ class Door:
         self.address: Address = self._sock.getsockname()[:2]
         self.refused: deque[str] = deque(maxlen=100)
         self.notes = RefusalNotes(self._note)
-        self._ready: queue.Queue[Connection | stream.FramedSocket] = queue.Queue()
+        self._ready: queue.Queue[Admitted] = queue.Queue()
         self._pool = HandshakePool(handshake_s)
         self._handshake_s = handshake_s
         self._closed = False
@@ -225,37 +246,55 @@ class Door:
                 return  # closed
             self._pool.start(raw, peer, self._handshake, self._admitted, self._refuse)
 
-    def _handshake(self, raw: socket.socket) -> Connection | stream.FramedSocket:
+    def _handshake(self, raw: socket.socket) -> Admitted:
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self._tls is not None:
             return self._handshake_tls(raw)
         conn = Connection(raw.detach())
+        keys, party = self._authkey, None
         try:
-            deliver_challenge(conn, self._authkey)
-            answer_challenge(conn, self._authkey)
+            if isinstance(keys, DoorKeys):
+                party = claimed(conn.recv_bytes(MAX_CLAIM))
+            key = keys.challenge_key(party) if isinstance(keys, DoorKeys) else keys
+            try:
+                deliver_challenge(conn, key)
+            except AuthenticationError:
+                if isinstance(keys, DoorKeys):
+                    raise keys.refusal(party) from None
+                raise
+            answer_challenge(conn, key)
         except BaseException:
             conn.close()
             raise
-        return conn
+        return Admitted(conn, party)
 
-    def _handshake_tls(self, raw: socket.socket) -> stream.FramedSocket:
-        """Mutual TLS, then the door's key both ways inside the session."""
+    def _handshake_tls(self, raw: socket.socket) -> Admitted:
+        """Mutual TLS, then the door's key (door keys: that of the certificate's party) both ways inside it."""
         framed = stream.admit(raw, tls=self._tls, authkey=None, handshake_s=self._handshake_s)
+        keys, party = self._authkey, None
         try:
             framed.deadline = time.monotonic() + self._handshake_s
-            stream.challenge(framed, self._authkey)
-            stream.answer(framed, self._authkey, "the peer")
+            if isinstance(keys, DoorKeys):
+                party = party_of(framed.peer_common_name())
+            key = keys.challenge_key(party) if isinstance(keys, DoorKeys) else keys
+            try:
+                stream.challenge(framed, key)
+            except PartyError:
+                if isinstance(keys, DoorKeys):
+                    raise keys.refusal(party) from None
+                raise
+            stream.answer(framed, key, "the peer")
             framed.trust()
         except BaseException:
             framed.close()
             raise
-        return framed
+        return Admitted(framed, party)
 
-    def _admitted(self, conn: Connection | stream.FramedSocket) -> None:
+    def _admitted(self, admitted: Admitted) -> None:
         if self._closed:
-            conn.close()
+            admitted.close()
         else:
-            self._ready.put(conn)
+            self._ready.put(admitted)
 
     def _refuse(self, peer: Any, kind: str, error: BaseException | None) -> None:
         if self._closed:
@@ -276,6 +315,10 @@ class Door:
 
     def next(self, timeout_s: float | None) -> Connection | stream.FramedSocket:
         """The next authenticated connection; raises PartyError after ``timeout_s`` without one."""
+        return self.next_admitted(timeout_s).conn
+
+    def next_admitted(self, timeout_s: float | None) -> Admitted:
+        """The next authenticated connection and who the peer proved to be; PartyError after ``timeout_s``."""
         try:
             return self._ready.get(timeout=timeout_s)
         except queue.Empty:
@@ -299,7 +342,9 @@ class Door:
         self.notes.flush()
 
 
-def listen(authkey: bytes, on_refuse: Callable[[Refusal], None] | None = None, tls: TLSFiles | None = None) -> Door:
+def listen(
+    authkey: bytes | DoorKeys, on_refuse: Callable[[Refusal], None] | None = None, tls: TLSFiles | None = None
+) -> Door:
     """A door on a free loopback port (mutual TLS with ``tls``); ``on_refuse(note)`` hears of peers refused.
 
     In a run on the kernel backend the port is on the party's namespace address instead of loopback."""
@@ -316,13 +361,16 @@ def connect(
     *,
     server: str | None = None,
     retry_s: float = SETUP_RETRY_S,
+    party: str | None = None,
 ) -> Channel:
     """Dial a :class:`Door` and authenticate both ways within :data:`HANDSHAKE_S` per attempt (connect included).
 
-    With ``tls`` (this party's certificates): mutual TLS first, where the door's certificate must name
-    ``server`` (the party meant, e.g. ``aggregator``), then the door's key both ways inside the session.
-    A door that drops the attempt before authentication finishes (busy with other handshakes) is dialled
-    again with back-off until ``retry_s`` has passed; a refusal (wrong key, certificate) fails at once.
+    ``party``: who this side is, at a door that admits by party (``authkey`` is then this party's own key
+    there); without TLS it is named first, under TLS the certificate names it. With ``tls`` (this party's
+    certificates): mutual TLS first, where the door's certificate must name ``server`` (the party meant, e.g.
+    ``aggregator``), then the key both ways inside the session. A door that drops the attempt before
+    authentication finishes (busy with other handshakes) is dialled again with back-off until ``retry_s`` has
+    passed; a refusal (wrong key, certificate) fails at once.
     """
     if tls is not None and not server:
         raise ParameterError(
@@ -331,10 +379,11 @@ def connect(
     if tls is not None:
         framed = with_backoff(lambda: _connect_tls(address, authkey, peer, tls, party_cn(server)), retry_s)
         return Channel(framed, peer, timeout_s, transcript)  # type: ignore[arg-type]
-    return Channel(with_backoff(lambda: _connect_tcp(address, authkey, peer), retry_s), peer, timeout_s, transcript)
+    conn = with_backoff(lambda: _connect_tcp(address, authkey, peer, party), retry_s)
+    return Channel(conn, peer, timeout_s, transcript)
 
 
-def _connect_tcp(address: Address, authkey: bytes, peer: str) -> Connection:
+def _connect_tcp(address: Address, authkey: bytes, peer: str, party: str | None = None) -> Connection:
     try:
         raw = socket.create_connection(tuple(address), timeout=HANDSHAKE_S)
     except OSError as err:
@@ -342,8 +391,15 @@ def _connect_tcp(address: Address, authkey: bytes, peer: str) -> Connection:
     raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     raw.settimeout(None)
     conn = Connection(raw.detach())
+
+    def steps() -> None:
+        if party is not None:
+            conn.send_bytes(claim(party))
+        answer_challenge(conn, authkey)
+        deliver_challenge(conn, authkey)
+
     try:
-        _with_deadline(conn, HANDSHAKE_S, lambda: (answer_challenge(conn, authkey), deliver_challenge(conn, authkey)))
+        _with_deadline(conn, HANDSHAKE_S, steps)
     except (AuthenticationError, OSError, EOFError) as err:
         conn.close()
         failure = PartyError(
@@ -405,8 +461,11 @@ def _with_deadline(conn: Connection, seconds: float, steps: Callable[[], None]) 
 
 
 def accept(listener: Door, peer: str, timeout_s: float, transcript: Path | None = None) -> Channel:
-    """The next authenticated party at ``listener``, within ``timeout_s``."""
-    return Channel(listener.next(timeout_s), peer, timeout_s, transcript)
+    """The next authenticated party at ``listener``, within ``timeout_s`` (``party``: who it proved to be)."""
+    admitted = listener.next_admitted(timeout_s)
+    channel = Channel(admitted.conn, peer, timeout_s, transcript)  # type: ignore[arg-type]
+    channel.party = admitted.party
+    return channel
 
 
 def write_frame(transcript: BinaryIO, frame: bytes) -> None:

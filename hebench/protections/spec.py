@@ -1,9 +1,10 @@
-"""What defines a mode: who holds which keys, what goes on the wire, how each runtime builds its client side.
+"""What defines a mode: who holds which keys, what goes on the wire, how each runtime builds its parties, what
+each adversary obtains, and every other fact the rest of hebench asks about a mode (it never compares names).
 
-A spec is static data. The client-side factories are named by import path
-(``"package.module:function"``) and resolved only by the runtime that uses
-them, so this module (and the suite parser that reads it) imports nothing
-above the party layer.
+A spec is static data. The parts a mode runs (links, aggregation, helper processes, key service) are named by
+import path (``"package.module:function"``) and resolved only by the runtime that uses them, so this module
+(and the suite parser that reads it) imports nothing above :mod:`hebench.errors` and the spec-level modules
+of :mod:`hebench.protections`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from hebench.errors import ParameterError
 from hebench.protections.params import ModeParams
-from hebench.protections.threats import Adversary, Outcome, Strategy, ThreatRule
+from hebench.protections.threats import Adversary, Conduit, ConduitRule, Outcome, Strategy, ThreatRule, conduit_of
 from hebench.protections.threats import resolve as resolve_threat
 
 
@@ -40,7 +41,9 @@ class AttackerView(Enum):
 
 @dataclass(frozen=True)
 class ModeSpec:
-    """One mode. Adding a mode is one spec (``register_mode``) plus the client-side pieces it names."""
+    """One mode. Adding a mode is its package, holding a spec module (this spec, its threat rules, its params)
+    and the parts the spec names, plus one line in :data:`hebench.protections.registry.BUILT_IN` (or
+    ``register_mode`` for a plugin's): see docs/development.md."""
 
     name: str
     summary: str
@@ -56,10 +59,21 @@ class ModeSpec:
     params_model: type[ModeParams] | None = None  # the mode's own ``params:`` (None: they are the adapter's)
     helper_party: str | None = None  # "module:function": body of each extra aggregator process (share holders)
     helpers: int = 0  # helper processes of a mode without its own params (decryptor-he: its decryptor)
-    helper_doors: tuple[str, ...] = ("public", "aggregator")  # the doors a helper process may use
+    # the doors a helper process knocks at (hebench.fl.party's door names: "aggregator", "key-authority/decryptor");
+    # a helper that knocks nowhere keeps a door of its own that admits the clients (secret sharing's share holders)
+    helper_doors: tuple[str, ...] = ()
     helper_dials: bool = False  # a helper is told where the key authority and the aggregator listen (it dials)
     aggregator_peers: tuple[str, ...] = ()  # helpers that dial the aggregator, by their hello role
-    threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (hebench.protections.threat_rules)
+    threats: tuple[ThreatRule, ...] = ()  # what each adversary obtains here (the mode's spec module)
+    # (variant, its rules): a variant its params choose (``ModeParams.variant``) whose rules replace ``threats``
+    variant_threats: tuple[tuple[str, tuple[ThreatRule, ...]], ...] = ()
+    # "module:function": the key authority's loop where the secret set goes to one helper, not to the key holders
+    # of the common path (decryptor-he): (party context, clients' door, aggregator's door, helper's door, records)
+    key_service: str | None = None
+    survives_dropout: bool = False  # a round finishes with the clients that arrived when others leave (faults:)
+    survives_client_loss: bool = False  # a client process that dies is a dropout of its round, not the run's end
+    conduits: tuple[ConduitRule, ...] = ()  # the real protocol paths hebench attacks this mode through
+    chart_marker: str = "o"  # its configurations' marker in the cost-vs-leakage chart (matplotlib)
 
     def parse_params(self, params: dict[str, Any]) -> ModeParams | None:
         """The mode's own parameters (pydantic raises ValueError on a bad set), or None."""
@@ -70,9 +84,28 @@ class ModeSpec:
         return self.key_holders is KeyHolders.ENGINES
 
     @property
+    def baseline(self) -> bool:
+        """The unprotected mode every cost is compared with: plaintext updates the aggregator reads whole."""
+        return self.plain_adapter and self.attacker_view is AttackerView.FULL_UPDATE
+
+    def conduit(self, outcome: Outcome) -> Conduit | None:
+        """The real protocol path through which ``outcome``'s adversary obtains its view (None: none in hebench)."""
+        return conduit_of(self.conduits, outcome)
+
+    @property
     def encrypts(self) -> bool:
         """Every update the aggregator receives in this mode is ciphertext (selective: its masked part)."""
         return self.attacker_view is AttackerView.NOTHING
+
+    def rules(self, params: ModeParams | None = None) -> tuple[ThreatRule, ...]:
+        """The threat rules of the variant ``params`` choose (the mode's ``threats`` without one)."""
+        variant = params.variant if params is not None else None
+        return dict(self.variant_threats).get(variant, self.threats) if variant is not None else self.threats
+
+    @property
+    def every_rule(self) -> tuple[ThreatRule, ...]:
+        """The rules of every variant (``threats`` first), each once."""
+        return tuple(dict.fromkeys((*self.threats, *(r for _, rules in self.variant_threats for r in rules))))
 
     def outcome(
         self,
@@ -84,11 +117,13 @@ class ModeSpec:
         selective: bool = False,
         clients: int = 1,
         holders: int = 0,
+        params: ModeParams | None = None,
     ) -> Outcome:
-        """What ``adversary`` obtains from a configuration of this mode (ValueError where it is not defined)."""
+        """What ``adversary`` obtains from a configuration of this mode with ``params`` (ValueError where it is not
+        defined)."""
         return resolve_threat(
             self.name,
-            self.threats,
+            self.rules(params),
             adversary,
             k=k,
             strategy=strategy,

@@ -11,7 +11,7 @@ define it or ``k`` does not fit. Layer 0: pure data, no protocol code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 class Adversary(Enum):
@@ -31,6 +31,11 @@ class Strategy(Enum):
     MODEL_INCONSISTENCY = "model-inconsistency"  # non-victims get a model whose update is zero (Pasquini et al.)
     TRAP_WEIGHTS = "trap-weights"  # an imprint block at the model's input (Robbing the Fed)
     DROPOUT_LIE = "dropout-lie"  # calls a client survivor to some neighbours and dropped to others
+    # secagg's neighbour graph and uploads (hebench.protections.secagg.adversary)
+    WITHHOLD_NEIGHBOURS = "withhold-neighbours"  # an empty or short neighbour list, or the neighbours' shares kept
+    FORGE_NEIGHBOURS = "forge-neighbours"  # neighbours whose keys the aggregator made itself (sybils)
+    SPLIT_GRAPH = "split-graph"  # the clients told different member sets: a graph in parts
+    REPLAY = "replay"  # masked uploads counted twice, re-ordered, or replayed from an earlier round
 
 
 class Obtains(Enum):
@@ -84,6 +89,58 @@ class Outcome:
         """The threat model in one token, as records and reports name it (``aggregator``,
         ``colluding-clients:1``, ``malicious-aggregator:trap-weights``, ``observer``)."""
         return threat_key(self.adversary.value, self.k, self.strategy.value if self.strategy else None)
+
+
+class Conduit(StrEnum):
+    """A real protocol path an adversary's view is obtained through (:mod:`hebench.inversion.views.conduits`)."""
+
+    HE_KEY = "he-key"  # the victim's real ciphertext, decrypted with the key set the adversary holds or read
+    SHARES = "shares"  # the round's additive shares; k colluding holders add theirs
+    SECAGG = "secagg"  # a real SecAgg+ round; colluding clients subtract their own updates
+    SECAGG_INCONSISTENCY = "secagg-inconsistency"  # a real SecAgg+ round where the non-victims hold a dead model
+    # the live protocol with the adversary's own party in it: the rule's ``view`` names the mode's red-team view
+    # (:mod:`hebench.protections.red_team`), e.g. a lying aggregator among honest clients on loopback
+    RED_TEAM = "red-team"
+
+    @property
+    def whole_round(self) -> bool:
+        """The conduit runs every client of a round (not only the victim's upload)."""
+        return self in (Conduit.SECAGG, Conduit.SECAGG_INCONSISTENCY, Conduit.RED_TEAM)
+
+
+@dataclass(frozen=True)
+class ConduitRule:
+    """A mode's conduit for the outcomes it fits: adversaries (empty: any), what they obtain (None: anything) and
+    strategy (None: any). A :attr:`Conduit.RED_TEAM` rule names its ``view`` by import path (``"module:function"``,
+    a :data:`hebench.protections.red_team.RedTeamView`), so a protection plugs its adversary in from its spec."""
+
+    conduit: Conduit
+    adversaries: tuple[Adversary, ...] = ()
+    obtains: Obtains | None = None
+    strategy: Strategy | None = None
+    view: str | None = None  # RED_TEAM: the mode's red-team view, "module:function"
+
+    def __post_init__(self) -> None:
+        if (self.conduit is Conduit.RED_TEAM) != (self.view is not None):
+            raise ValueError("a red-team conduit names its view (module:function), and only it does")
+
+    def fits(self, outcome: Outcome) -> bool:
+        return (
+            (not self.adversaries or outcome.adversary in self.adversaries)
+            and (self.obtains is None or outcome.obtains is self.obtains)
+            and (self.strategy is None or outcome.strategy is self.strategy)
+        )
+
+
+def conduit_of(rules: tuple[ConduitRule, ...], outcome: Outcome) -> Conduit | None:
+    """The first of a mode's conduits that fits ``outcome`` (None: hebench has no real path for it)."""
+    rule = conduit_rule(rules, outcome)
+    return None if rule is None else rule.conduit
+
+
+def conduit_rule(rules: tuple[ConduitRule, ...], outcome: Outcome) -> ConduitRule | None:
+    """The first of a mode's conduit rules that fits ``outcome``, with its red-team view where it names one."""
+    return next((rule for rule in rules if rule.fits(outcome)), None)
 
 
 def threat_key(adversary: str | None, k: int | None = None, strategy: str | None = None) -> str:

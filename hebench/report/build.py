@@ -18,19 +18,22 @@ from hebench import __version__
 from hebench.analysis.advice import advise, defence_lines, library_advice, offload_lines, privacy_advice
 from hebench.analysis.choose import choose, recovered_text
 from hebench.analysis.defended import attack_name
+from hebench.analysis.dropouts import dropout_notes
 from hebench.analysis.load_flags import load_notes
 from hebench.analysis.model_fit import fit
 from hebench.analysis.options import DEFAULT_THREAT, Option, options_for
 from hebench.analysis.pareto import Interval
+from hebench.analysis.score_notes import MARK, vifp_above_one, vifp_note
 from hebench.analysis.suite_diff import suite_differences
 from hebench.analysis.summary import SummaryRow
-from hebench.analysis.threats import threat_section
+from hebench.analysis.threats import threat_words
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
 from hebench.report.dropouts_figure import dropouts_section
 from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.network_figure import links_section
+from hebench.report.threat_charts import threat_section
 from hebench.results import units as U
 from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundRecord, RunFailedRecord
 
@@ -52,6 +55,8 @@ COST_COLUMNS: list[tuple[str, str, str, Callable[[Any], str]]] = [
     ("max_abs_error", "max error", "max error", lambda v: U.MISSING if v is None else f"{v:.2g}"),
     ("steady_rounds", "steady rounds", "steady rounds", U.fmt_number),
     ("warmup_rounds", "warm-up rounds", "", U.fmt_number),
+    ("selected_clients", "clients selected", "", U.fmt_number),  # steady rounds' client-rounds
+    ("dropped_clients", "clients dropped", "", U.fmt_number),  # of those, counted apart from the costs
 ]
 # the overhead table: ratios to raw and the spread over steady rounds behind them
 OVERHEAD_HEADER = [
@@ -148,12 +153,18 @@ def _without_empty_columns(table: dict) -> dict:
 def _costs_table(rows: list[SummaryRow], files: Path, prefix: str) -> dict:
     """Costs per configuration: the CSV with every column in plain numbers, the HTML with the shown ones."""
     shown = [(k, h, f) for k, _, h, f in COST_COLUMNS if h]
+
+    def cell(r: SummaryRow, key: str, fmt: Callable[[Any], str]) -> str:
+        if key == "steady_rounds" and r.includes_warmup:  # as the note says: no steady round, the warm-up averaged
+            return f"0 ({r.steady_rounds} with the warm-up)"
+        return fmt(getattr(r, key)) if getattr(r, key) is not None else U.MISSING
+
     table = _table(
         files,
         f"{prefix}-costs",
         [h for _, h, _, _ in COST_COLUMNS],
         [[getattr(r, k) for k, _, _, _ in COST_COLUMNS] for r in rows],
-        [[f(getattr(r, k)) if getattr(r, k) is not None else U.MISSING for k, _, f in shown] for r in rows],
+        [[cell(r, k, f) for k, _, f in shown] for r in rows],
     )
     return _without_empty_columns({**table, "header": [h for _, h, _ in shown]})
 
@@ -238,8 +249,14 @@ def run_section(
             f"CPU ×{m.modelled_cpu_s / max(m.baseline_cpu_s, 1e-12):.3f}; source: {m.source}); the chart draws it "
             "hollow, at the modelled costs."
         )
+    section["remarks"] += dropout_notes(rows)
     prefix = f"run{idx}"
     section["steady"] = _steady_note(rows)
+    cold = all(r.includes_warmup for r in rows)  # said as the note above the table says it
+    section["ranges_over"] = (
+        "rounds (the first, warm-up round included: no steady round yet)" if cold else "steady rounds"
+    )
+    section["per_round"] = "round (the warm-up round included)" if cold else "steady round"
     section["table"] = _costs_table(rows, files, prefix)
     section["overhead"] = _overhead_table(rows, files, prefix)
     options = run_options(source, attacks)
@@ -470,7 +487,10 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
     attacks = [a for s in sources for a in s.attacks]
     if not attacks:
         return None
+    several = {a.threat_key for a in attacks} - {DEFAULT_THREAT}  # other adversaries than the aggregator attacked
     header = ["plan", "attack", "encrypted p", "recovered (95 % Wilson)", "SSIM", "PSNR dB", "UQI", "VIFp", "label acc"]
+    if several:
+        header.insert(2, "adversary")
     csv_header = [
         "plan",
         "attack",
@@ -484,6 +504,7 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
     ]
     for _, name, _ in (*SCORES, ("label_accuracy", "label acc", "")):
         csv_header += [f"{name} mean", f"{name} std"]
+    csv_header.append("threat model")
     rows, values = [], []
     for a in attacks:
         sc = a.scores
@@ -493,9 +514,13 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
             [
                 a.plan,
                 attack_name(a),
+                *([threat_words(a.threat_key)] if several else []),
                 f"{a.ratio:g}",
                 recovered_text(rec).replace(" recovered", "") if rec else U.MISSING,
-                *(score_cell(sc, key, spec) for key, _, spec in SCORES),
+                *(
+                    score_cell(sc, key, spec) + (MARK if key == "vifp" and vifp_above_one(a) else "")
+                    for key, _, spec in SCORES
+                ),
                 score_cell(sc, "label_accuracy", ".1f"),
             ]
         )
@@ -516,6 +541,7 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
                 for key, _, _ in (*SCORES, ("label_accuracy", "", ""))
                 for v in ((sc[key]["mean"], sc[key]["std"]) if key in sc else (None, None))
             ]
+            + [a.threat_key]
         )
     grids = []
     for a in attacks:
@@ -544,6 +570,8 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
         "frontier": fig,
         "caption": privacy_caption(frontier) if frontier else "",
         "advice": privacy_advice(attacks),
+        "notes": vifp_note(attacks),
+        "heading": "what each adversary reconstructs" if several else "what the aggregator reconstructs",
     }
 
 
@@ -604,6 +632,11 @@ def build_report(paths: list[Path], output: Path) -> Path:
     loose = [a for s in sources if not (s.rows or s.run) for a in s.attacks]  # attack files given on their own
     shared = [*with_runs[0].attacks, *loose] if len(with_runs) == 1 and loose else None
     runs = [run_section(s, figs, files, i, shared) for i, s in enumerate(with_runs)]
+    threats_anchor = None
+    for i, run in enumerate(runs):  # one id per matrix; the navigation links to the first
+        if run["threat_matrix"]:
+            run["threats_id"] = "threats" if threats_anchor is None else f"threats-{i}"
+            threats_anchor = threats_anchor or run["threats_id"]
     env = environments(sources)
     env["csv"] = write_csv(files / "environment.csv", ["environment", *env["labels"]], env["rows"]).name
     libraries = [lib for s in sources for lib in s.libraries]
@@ -626,6 +659,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "suite_warnings": suite_warnings(sources),
         "environments": env,
         "runs": runs,
+        "threats_anchor": threats_anchor,
         "combined": combined_section(sources, figs),
         "links": links_section(sources, figs, files, write_csv),
         "dropouts": dropouts_section(sources, figs, files, write_csv),

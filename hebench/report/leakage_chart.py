@@ -5,39 +5,37 @@ engine runs), upload bytes, round time. Attacked configurations sit in the upper
 their SSIM (bars ± std, bounded by the lowest and highest SSIM seen, so inside [0, 1] for
 SSIMs there); configurations with no attack sit on a strip below ("not attacked"), never
 dropped. Marker shapes tell modes apart; modelled rows are hollow diamonds. The Pareto set of
-"what to choose" (decided over every measure at once, on evidence) is ringed in every panel,
-so the chart and the text name the same configurations; with too little evidence nothing is ringed.
+"what to choose" (decided over every ranked measure at once, on evidence) is ringed in the panels of
+the costs it ranks (never in a panel "what to choose" leaves out of the ranking, e.g. round time under
+CPU contention), so the chart and the text name the same configurations; with too little evidence
+nothing is ringed.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-from hebench.analysis.choose import Choice, decide_set, measures_of
+from hebench.analysis.choose import NAMES, Choice, decide_set, measures_of
 from hebench.analysis.defended import ATTACK_NAMES
-from hebench.analysis.options import COSTS, LEAKAGE, Option
+from hebench.analysis.options import COSTS, DEFAULT_THREAT, LEAKAGE, Option
+from hebench.analysis.threats import what_was_seen
+from hebench.protections import find_mode, get_mode, mode_names
+from hebench.report.log_ticks import log_axis
 
-SET_LABEL = "ringed: in the Pareto set (what to choose)"
-MARKERS = {
-    "raw": "o",
-    "host-he": "s",
-    "compact": "p",
-    "offload": "^",
-    "selective": "v",
-    "secagg": "P",
-    "secret-sharing": "X",
-    "dp": "*",
-    "tls": "h",
-    "other": "o",
-}
-MAX_TICKS = 5  # labelled ticks per cost axis
+SET_LABEL = "ringed: in the Pareto set of what to choose"
+MODIFIER_MARKERS = {"compact": "p", "selective": "v", "dp": "*", "tls": "h", "other": "o"}
+MARKERS = {**{name: get_mode(name).chart_marker for name in mode_names()}, **MODIFIER_MARKERS}  # by Option.kind
+
+
+def marker_of(kind: str) -> str:
+    """An option kind's marker: a mode's own (its spec's ``chart_marker``, plugins' included) or a modifier's."""
+    spec = find_mode(kind)
+    return spec.chart_marker if spec is not None else MODIFIER_MARKERS.get(kind, "o")
 
 
 def costs_shown(options: Sequence[Option]) -> list[str]:
@@ -70,100 +68,76 @@ def legend_label(o: Option) -> str:
     return " · ".join(parts)
 
 
-TICK_MANTISSAS = ((1,), (1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.1, 1.2, 1.3, 1.5, 2, 3, 4, 5, 7, 9))
-
-
-def ratio_ticks(lo: float, hi: float, most: int = MAX_TICKS) -> list[float]:
-    """Round ratios between ``lo`` and ``hi``: the coarsest series (1 per decade, then 1-2-5, ...) giving at least
-    3 ticks, at most ``most``, no two closer on the log axis than its span over ``most + 1`` (labels never run
-    together)."""
-    lo, hi = min(lo, hi), max(lo, hi)
-    gap = math.log10(hi / lo) / (most + 1) if hi > lo else 1.0
-    best: list[float] = []
-    for mantissas in TICK_MANTISSAS:
-        series = sorted(
-            m * 10.0**e
-            for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-            for m in mantissas
-            if lo <= m * 10.0**e <= hi
-        )
-        ticks = _spaced(series, gap)
-        while len(ticks) > most:  # many decades: every other one
-            ticks = ticks[::2]
-        if len(ticks) > len(best):
-            best = ticks
-        if len(best) >= 3:
-            break
-    return best or [lo]
-
-
-def _spaced(series: list[float], gap: float) -> list[float]:
-    """The values of ``series`` kept going outwards from the one nearest 1× (so 1× is labelled when in range),
-    each at least ``gap`` decades from the last kept."""
-    if not series:
-        return []
-    start = min(range(len(series)), key=lambda i: abs(math.log10(series[i])))
-    kept = [series[start]]
-    for step in (1, -1):
-        last = series[start]
-        i = start + step
-        while 0 <= i < len(series):
-            if abs(math.log10(series[i] / last)) >= gap:
-                kept.append(series[i])
-                last = series[i]
-            i += step
-    return sorted(kept)
-
-
 def ratio_axis(ax: Axes, values: Sequence[float]) -> None:
     """Log x with plain ratio labels (``2×``, not ``2×10⁰``) at a few round ratios; minor ticks unlabelled."""
-    ax.set_xscale("log")
     positive = [v for v in values if v > 0] or [1.0]
-    lo, hi = min(positive) / 1.25, max(positive) * 1.25
-    ax.set_xlim(lo, hi)
-    ax.xaxis.set_major_locator(FixedLocator(ratio_ticks(lo, hi)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}×"))
-    ax.xaxis.set_minor_locator(LogLocator(subs="all"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    log_axis(ax, "x", min(positive) / 1.25, max(positive) * 1.25, lambda x: f"{x:.3g}×")
 
 
 def members(options: Sequence[Option], choice: Choice | None = None) -> set[str]:
-    """The names the chart rings: the Pareto set of "what to choose" when some difference is clear, else none."""
+    """The names the chart rings: the Pareto set of "what to choose" when some difference is clear (its members
+    that more evidence could not remove, as the text lists them), else none."""
     choice = choice or decide_set(options)
-    return set(choice.members) if choice.decided else set()
+    return set(choice.settled) if choice.decided else set()
 
 
-def chart_caption(options: Sequence[Option], combined: bool = False) -> str:
-    """Says what the chart draws, and only that."""
+def ranked_costs(options: Sequence[Option], choice: Choice | None = None) -> list[str]:
+    """The costs "what to choose" ranks on: the panels where its Pareto set is ringed."""
+    choice = choice or decide_set(options)
+    return [m for m in choice.measures if m != LEAKAGE]
+
+
+def chart_caption(options: Sequence[Option], combined: bool = False, threat: str = DEFAULT_THREAT) -> str:
+    """Says what the chart draws, and only that; ``threat``: whose view the attacks reconstructed from."""
     attacked = [o for o in options if o.leakage is not None]
     names = sorted({ATTACK_NAMES.get(o.attack_name or "", o.attack_name or "") for o in attacked} - {""})
+    over = "steady rounds"
+    if any(o.cold for o in options):  # as the tables' note says it
+        over += " (over its rounds with the warm-up included where no steady round completed)"
     text = (
         "Cost against leakage, one point per configuration: x = a cost as a multiple of raw (log), the ratio of "
-        "its mean over steady rounds to raw's (the tables' ratio; bars: the range of the per-round ratios)"
+        f"its mean over {over} to raw's (the tables' ratio; bars: the range of the per-round ratios)"
     )
     if attacked:
         text += (
-            f", y = the SSIM of the best {' / '.join(names) or 'attack'} reconstruction from what that "
-            "configuration's aggregator saw (bars: ± std over images and seeds, bounded by the lowest and highest "
-            "SSIM seen)"
+            f", y = the SSIM of the best {' / '.join(names) or 'attack'} reconstruction from {what_was_seen(threat)} "
+            "(bars: ± std over images and seeds, bounded by the lowest and highest SSIM seen)"
         )
     text += ". Marker shapes tell modes apart; the legend gives each configuration's accuracy change against raw."
     if any(o.modelled for o in options):
         text += " Hollow diamonds are modelled, not measured, and never in the Pareto set."
     if any(o.leakage is None for o in options):
         text += " Configurations with no attack sit on the strip below."
-    if any(o.contended for o in options) and any(o.costs.get("time") for o in options):
-        text += " Round time is drawn but not ranked: it was measured under CPU contention."
-    if members(options):
+    choice = decide_set(options)
+    shown = costs_shown(options)
+    for m in (m for m in shown if m not in choice.measures):
+        why = choice.unranked.get(m, "only modelled configurations have it")
+        text += f" {_sentence_case(NAMES[m])} is drawn but not ranked, and nothing is ringed in its panel: {why}."
+    if members(options, choice):
+        ranked = ranked_costs(options, choice)
+        where = (
+            "every panel"
+            if len(ranked) == len(shown)
+            else f"the {_listed(NAMES[m] for m in ranked)} panel{'s' if len(ranked) > 1 else ''}"
+        )
         text += (
-            " Ringed in every panel: the Pareto set of what to choose below, decided over all costs and leakage at "
-            "once on 95 % intervals."
+            f" Ringed in {where}: the Pareto set of what to choose below, decided over "
+            f"{_listed(NAMES[m] for m in choice.measures)} at once on 95 % intervals."
         )
     else:
         text += " Nothing is ringed: the evidence decides no Pareto set (see below)."
     if combined:
         text += " Each run's costs are ratios to its own raw row."
     return text
+
+
+def _listed(words: Iterable[str]) -> str:
+    words = list(words)
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
@@ -173,7 +147,9 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
     unattacked = [o for o in options if o.leakage is None]
     palette = plt.get_cmap("tab20" if len(options) > 10 else "tab10").colors
     colour = {o.name: palette[i % len(palette)] for i, o in enumerate(options)}
-    ringed = members(options)
+    choice = decide_set(options)
+    ringed = members(options, choice)
+    ranked = set(ranked_costs(options, choice))
 
     def point(ax: Axes, o: Option, cost: str, y: float, yerr: Sequence[float] | None = None) -> None:
         c = o.costs[cost]
@@ -183,7 +159,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
             [y],
             xerr=[[c.value - c.lo], [c.hi - c.value]],
             yerr=None if yerr is None else [[yerr[0]], [yerr[1]]],
-            fmt="D" if o.modelled else MARKERS.get(o.kind, "o"),
+            fmt="D" if o.modelled else marker_of(o.kind),
             markersize=8,
             markerfacecolor="none" if o.modelled else colour[o.name],
             markeredgecolor=colour[o.name],
@@ -193,7 +169,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
             label=legend_label(o),
             gid=o.name,
         )
-        if o.name in ringed:
+        if o.name in ringed and cost in ranked:
             ax.scatter(
                 [c.value],
                 [y],
@@ -246,7 +222,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                 [],
                 [],
                 linestyle="none",
-                marker="D" if o.modelled else MARKERS.get(o.kind, "o"),
+                marker="D" if o.modelled else marker_of(o.kind),
                 markersize=8,
                 markerfacecolor="none" if o.modelled else colour[o.name],
                 markeredgecolor=colour[o.name],

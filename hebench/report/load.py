@@ -126,7 +126,7 @@ def _selective_specs(source: Source, notes: list[str]) -> dict[str, Mapping[str,
     unrecorded = [c for c in source.of(ConfigurationRecord) if not c.selective_recorded]
     if not unrecorded or source.run is None:
         return {}
-    from hebench.config.suite import Configuration
+    from hebench.config import Configuration
 
     out: dict[str, Mapping[str, Any] | None] = {}
     for i, raw in enumerate(source.run.suite.get("configurations", [])):
@@ -150,7 +150,7 @@ def stored_labels(source: Source) -> list[str]:
     recorded = list(dict.fromkeys(c.config for c in source.of(ConfigurationRecord)))
     if source.run is None:
         return recorded
-    from hebench.config.suite import Configuration
+    from hebench.config import Configuration
 
     rest = []
     for raw in source.run.suite.get("configurations", [])[len(recorded) :]:

@@ -9,8 +9,6 @@ model`` configuration are modelled and drawn as such, never as measurements.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +16,12 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from hebench.analysis.links import choose_per_link, short_protection, time_to_accuracy_text
 from hebench.links.model import model_round, round_traffic
 from hebench.links.plan import NetworkPlan, link_from_json, plan_from_json, with_client_link
 from hebench.links.rows import LinkRow, link_rows
 from hebench.report.load import Source
+from hebench.report.log_ticks import log_axis
 from hebench.results import units as U
 from hebench.results.records import ConfigurationRecord, Record
 
@@ -115,6 +115,8 @@ def round_time_figure(rows: Sequence[tuple[Source, LinkRow]], curves: Sequence[C
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
+        drawn = {"emulated": False, "hollow": False, "modelled": False}  # the legend explains only what is drawn
+        walls: list[float] = [w for c in curves for w in c.round_s]
         protections = list(dict.fromkeys([*(c.protection for c in curves), *(r.protection for _, r in rows)]))
         colors = {p: f"C{k % 10}" for k, p in enumerate(protections)}
         for curve in curves:
@@ -123,10 +125,13 @@ def round_time_figure(rows: Sequence[tuple[Source, LinkRow]], curves: Sequence[C
             if not row.uplink_mbit or not row.round_wall_s:
                 continue
             color = colors[row.protection]
+            walls.append(row.round_wall_s)
             if row.modelled:
                 ax.plot(row.uplink_mbit, row.round_wall_s, "x", color=color, ms=7)
+                drawn["modelled"] = True
                 continue
             ax.plot(row.uplink_mbit, row.round_wall_s, "o", color=color, ms=6)
+            drawn["emulated"] = True
             curve = basis.get(row.protection)
             plan = _plan(source.records, row.config)
             if curve is None or plan is None or (curve.source is source and curve.config == row.config):
@@ -134,64 +139,27 @@ def round_time_figure(rows: Sequence[tuple[Source, LinkRow]], curves: Sequence[C
             model = predicted(curve.source.records, curve.config, plan)
             if model:
                 ax.plot(row.uplink_mbit, model, "o", mfc="none", color=color, ms=10)
+                walls.append(model)
+                drawn["hollow"] = True
         for p in protections:
-            ax.plot([], [], "-", color=colors[p], label=_short(p))
-        if any(not r.modelled for _, r in rows):
+            ax.plot([], [], "-", color=colors[p], label=short_protection(p))
+        if drawn["emulated"]:
             ax.plot([], [], "o", color="grey", label="emulated (measured)")
+        if drawn["hollow"]:
             ax.plot([], [], "o", mfc="none", color="grey", ms=10, label="model, same link")
-        if any(r.modelled for _, r in rows):
+        if drawn["modelled"]:
             ax.plot([], [], "x", color="grey", label="modelled run")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        rates = [r for c in curves for r in c.rates_mbit] + [r.uplink_mbit for _, r in rows if r.uplink_mbit]
+        if rates:
+            log_axis(ax, "x", min(rates) / 1.2, max(rates) * 1.2)
+        if walls := [w for w in walls if w > 0]:
+            log_axis(ax, "y", min(walls) / 1.3, max(walls) * 1.3)
         ax.set_xlabel("client uplink (Mbit/s, log)")
         ax.set_ylabel("round wall time (s, log)")
         ax.grid(True, which="both", alpha=0.2)
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
     return draw
-
-
-def _short(protection: str) -> str:
-    """A legend's name for a protection: its label without the parameters (``host-he/tenseal-ckks``)."""
-    return re.sub(r"\[.*?\]", "", protection)
-
-
-def _tta(row: LinkRow) -> str:
-    t = row.time_to_accuracy
-    if t is None:
-        return U.MISSING
-    kind = "modelled" if t.modelled else "measured"
-    return f"{t.target:g} at round {t.round + 1}: {U.fmt_seconds(t.wall_s)} ({kind})"
-
-
-def choose_per_link(rows: Sequence[LinkRow]) -> list[str]:
-    """Per link: the protections by steady round time, with their ratio to raw on that link and the evidence."""
-    lines = []
-    links = list(dict.fromkeys(r.link for r in rows))
-    for link in links:
-        here = [r for r in rows if r.link == link and r.round_wall_s]
-        raw = next((r for r in here if r.protection == "raw"), None)
-        protected = sorted((r for r in here if r.protection != "raw"), key=lambda r: r.round_wall_s or math.inf)
-        if not protected:
-            continue
-        best = protected[0]
-        kind = "modelled" if best.modelled else "measured"
-        ratio = f", {best.round_wall_s / raw.round_wall_s:.2f}× raw" if raw and raw.round_wall_s else ""
-        line = (
-            f"On {link}: {_short(best.protection)} has the shortest round of the protections "
-            f"({U.fmt_seconds(best.round_wall_s)}{ratio}; {kind}, mean of {best.steady_rounds} steady round(s))"
-        )
-        if len(protected) > 1:
-            rest = ", ".join(f"{_short(r.protection)} {U.fmt_seconds(r.round_wall_s)}" for r in protected[1:])
-            line += f"; then {rest}"
-        if min(r.steady_rounds for r in protected) < 2:
-            line += ". Thin evidence: fewer than 2 steady rounds; run more rounds to decide"
-        reached = [r for r in here if r.time_to_accuracy is not None]
-        if reached:
-            first = min(reached, key=lambda r: r.time_to_accuracy.wall_s)  # type: ignore[union-attr]
-            line += f". First to the target accuracy: {_short(first.protection)} ({_tta(first)})"
-        lines.append(line + ". Round time only: what each protects against is on the cost–leakage chart.")
-    return lines
 
 
 def links_section(sources: Sequence[Source], figs: Any, files: Path, write_csv: Callable[..., Path]) -> dict | None:
@@ -223,7 +191,7 @@ def links_section(sources: Sequence[Source], figs: Any, files: Path, write_csv: 
                 wall,
                 U.fmt_seconds(r.client_transfer_s),
                 U.fmt_seconds(r.client_compute_cpu_s),
-                _tta(r),
+                time_to_accuracy_text(r),
             ]
         )
     curves = model_curves(sources, rows)

@@ -17,9 +17,12 @@ import types
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hebench.errors import RecordError
+
+if TYPE_CHECKING:
+    from typing import Self  # Python 3.11+: an annotation only, so hebench still imports on 3.10
 
 
 def _plain(value: Any) -> Any:
@@ -37,6 +40,9 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "to_dict"):
         return _plain(value.to_dict())
     return value
+
+
+INT_BOUND = 2**63  # counts, rounds and bytes fit a signed 64-bit integer; a larger one is not hebench's
 
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:
@@ -77,9 +83,14 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     elif hint is int:
         ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
         value = int(value) if ok else value
+        if ok and not -INT_BOUND < value < INT_BOUND:
+            raise RecordError(f"{where} is out of range ({len(str(abs(value)))} digits)", "fix the file that wrote it")
     elif hint is float:
         ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        value = float(value) if ok else value
+        try:
+            value = float(value) if ok else value
+        except OverflowError:  # an integer beyond any float
+            raise RecordError(f"{where} is out of range (beyond any float)", "fix the file that wrote it") from None
     elif hint is str:
         ok = isinstance(value, str)
     else:

@@ -16,6 +16,7 @@ from hebench.results.records import Record, record_class
 from hebench.results.run_folder import results_file
 
 R = TypeVar("R", bound=Record)
+MAX_DEPTH = 64  # nesting levels a line may have: hebench's deepest (a run's stored suite) is about 8
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,12 @@ class ReadResult:
         """The records of one class."""
         return [r for r in self.records if isinstance(r, cls)]
 
+    def skipped_note(self, file: str | os.PathLike[str]) -> str | None:
+        """One line saying how many lines of ``file`` were skipped and why (None: none was)."""
+        if not self.skipped:
+            return None
+        return f"{self.skipped} line(s) of {file} skipped (what remains is read as usual): {'; '.join(self.problems)}"
+
 
 def read_records(path: str | os.PathLike[str], kind: str | type[Record] | None = None) -> ReadResult:
     """Every record in ``path`` (optionally one kind, by name or class) as typed records."""
@@ -42,12 +49,14 @@ def read_records(path: str | os.PathLike[str], kind: str | type[Record] | None =
             raw = json.loads(text)
             if not isinstance(raw, dict):
                 raise ValueError("not a JSON object")
+            _check_depth(raw)
             original = raw.get("schema")
             line = migrate(raw)
             if wanted is not None and line.get("kind") != wanted.kind:
                 continue
             rec = record_class(str(line.get("kind"))).from_json(line)
-        except (ValueError, RecordError) as err:  # json.JSONDecodeError is a ValueError
+        except (ValueError, RecordError, RecursionError) as err:  # json.JSONDecodeError is a ValueError; a line
+            # deeper than the JSON parser can go is a RecursionError
             skipped += 1
             count, first = reasons.get(_reason(err), (0, number))
             reasons[_reason(err)] = (count + 1, first)
@@ -75,7 +84,26 @@ def read_hebench_records(path: str | os.PathLike[str]) -> ReadResult:
     return result
 
 
+_TOO_DEEP = f"a line nests deeper than {MAX_DEPTH} levels (no hebench record does)"
+
+
+def _check_depth(value: object) -> None:
+    """ValueError when ``value`` nests deeper than :data:`MAX_DEPTH` (walked without recursion)."""
+    level: list[object] = [value]
+    for _ in range(MAX_DEPTH + 1):
+        level = [v for item in level if isinstance(item, (dict, list)) for v in _children(item)]
+        if not level:
+            return
+    raise ValueError(_TOO_DEEP)
+
+
+def _children(item: dict | list) -> list[object]:
+    return [v for v in (item.values() if isinstance(item, dict) else item) if isinstance(v, (dict, list))]
+
+
 def _reason(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return _TOO_DEEP
     if isinstance(err, json.JSONDecodeError):
         return "a line is not JSON (an interrupted write?)"
     return str(err)

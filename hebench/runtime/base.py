@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Configuration, Suite
 from hebench.data.federated import FederatedData
 from hebench.results.records import Record
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hebench.config.suite import AUTO_POOL_ABOVE, RuntimeSpec
+from hebench.config import AUTO_POOL_ABOVE, RuntimeSpec
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,15 @@ import numpy as np
 import yaml
 
 from hebench.analysis.tee_model import load_coefficients, modelled_costs
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Configuration, Suite
 from hebench.data.federated import FederatedData
 from hebench.data.registry import load_federated
 from hebench.errors import HebenchError, ParameterError, PartyError
 from hebench.measure.environment import capture
 from hebench.models import build_model, parameter_count
+from hebench.net.messages import MessageKind
 from hebench.protections.dp.noise import reproducible_noise_note
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.results import ResultWriter, read_records
 from hebench.results.records import (
     AttackSummaryRecord,
@@ -399,7 +400,7 @@ class Runner:
                 if kind == "party_error":
                     raise PartyError(f"{rec['role']} failed: {rec['problem']}", rec.get("fix") or "rerun with --resume")
                 state = pending.setdefault(int(rec["round"]), _round_state())
-                if kind == "oracle_update":
+                if kind == MessageKind.ORACLE_UPDATE:
                     state["updates"][rec["client"]] = rec["vector"]
                 else:  # oracle_aggregate
                     state["aggregate"] = (rec["vector"], rec["weights"])

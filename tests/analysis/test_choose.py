@@ -146,3 +146,25 @@ def test_library_advice_ranks_stable_figures_by_welch_and_says_how_much_slower()
     lines = choose_library(libs, 4096)
     assert "Welch's 95 % interval over 4–5 repeats" in lines[0]
     assert "paillier: 201 µs/value encrypt (248× pyfhel-bfv), 11.5 B/value" in lines[0]
+
+
+def test_a_member_only_for_want_of_evidence_is_named_apart_and_not_what_to_choose():
+    # #40: a two-run report ringed a 25.9×-upload CKKS point as "what to choose": one round, no spread, so nothing
+    # could be shown to dominate it, though a steady run's secagg was lower on every cost
+    fixtures = LIBS.parents[1]
+    sources = [load_source(fixtures / name) for name in ("run-dropouts", "run-one-round")]
+    from hebench.report.build import run_options
+
+    options = [o for s in sources for o in run_options(s, run=s.label)]
+    choice = decide_set(options)
+    ckks = "run-one-round: host-he/tenseal-ckks"
+    assert ckks in choice.members and ckks in choice.pending and ckks not in choice.settled
+    assert choice.settled == ["run-dropouts: secagg@30", "run-one-round: host-he/compact-bfv-16"]
+    lines = choose(options)
+    start = next(i for i, line in enumerate(lines) if line.startswith("Pareto set"))
+    assert lines[start].endswith("(2 of 4):")
+    apart = lines.index("Not dominated only for want of evidence (not in the set, not ringed):")
+    assert lines[apart + 1].startswith(f"{ckks}: 5.77× host CPU, 25.9× upload")
+    from hebench.report.leakage_chart import members
+
+    assert members(options) == set(choice.settled)  # the chart rings what the text recommends, nothing more

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import warnings
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +65,42 @@ def test_welch_needs_two_rounds_a_side_and_treats_constant_samples_exactly():
     assert welch([5.0, 5.0], [5.0, 5.0])[1] == "identical"
     assert welch([5.0, 5.0], [6.0, 6.0])[1] == "significant"
     assert welch([1.0, 2.0, 3.0], [1.1, 2.1, 2.9])[1] == "not significant"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def test_runs_on_links_compare_their_link_round_times_not_loopback_walls():
+    # #40: an emulated run against its `network.emulation=model` twin said "round wall 0.152×, significant" for
+    # raw on lte: the model run's loopback walls against the emulated link rounds
+    result = compare_runs(FIXTURES / "run-links", FIXTURES / "run-links-model")
+    for config in ("raw@home-broadband", "raw@lte", "host-he/tenseal-ckks@home-broadband"):
+        wall = _metric(result, config, "round wall")
+        assert 0.5 < wall.ratio < 2, (config, wall)
+    lte = _metric(result, "raw@lte", "round wall")
+    assert lte.a == pytest.approx(1.32, abs=0.01) and lte.b == pytest.approx(1.34, abs=0.01)  # the links table's
+    (said,) = [w for w in result.warnings if "modelled on their links" in w]
+    assert said.startswith("round walls of B's raw@home-broadband, raw@lte")
+
+
+def test_nearly_identical_samples_are_compared_without_scipys_warnings():
+    # #40: per-round means equal but for their last bit made SciPy warn of "catastrophic cancellation" twice
+    a = [1325746.6666666667, 1325746.6666666665, 1325746.6666666667]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert welch(a, list(a)) == (None, "identical")
+        assert welch([5.0, 5.0, 5.0], [5.0, 5.0, 5.000000000000001]) == (None, "identical")
+        p, verdict = welch([1.0, 1.1, 0.9, 1.05], [2.0, 2.1, 1.9, 2.05])
+    assert verdict == "significant" and p < 1e-4
+
+
+def test_welchs_test_agrees_with_scipy_where_scipy_is_exact():
+    from scipy import stats
+
+    from hebench.analysis.stats import welch_test
+
+    a, b = [0.31, 0.29, 0.35, 0.30, 0.33], [0.36, 0.41, 0.33, 0.39]
+    assert welch_test(a, b) == pytest.approx(stats.ttest_ind(a, b, equal_var=False).pvalue, rel=1e-9)
+    # a sample without spread: the other's alone (SciPy warns here): t = 1 / sqrt(1/3), 2 degrees of freedom
+    assert welch_test([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == pytest.approx(2 * stats.t.sf(3**0.5, 2))
+    assert welch_test([1.0], [1.0, 2.0]) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hebench.bench.bigmodels import AGGREGATOR_SLACK, FITTED, POINTS, fits, point_suite, within_goals
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.heops.tune import propose_clip
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hebench.bench.scale import SIM_CLIENTS, SIM_PER_ROUND, SLOPED, scale_suite, sim_suite, slopes
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.data.registry import load_federated
 from hebench.runtime.hosting import plan_hosting
 

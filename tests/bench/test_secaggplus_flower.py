@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from hebench.bench.dropouts import dropped_clients
-from hebench.bench.secaggplus_bell import BELL_2020, ring_failure_drawn
 from hebench.bench.secaggplus_flower import (
     CLIPPING_RANGE,
     QUANTIZATION_RANGE,
@@ -15,6 +14,7 @@ from hebench.bench.secaggplus_flower import (
     median_row,
     secaggplus_flower,
 )
+from hebench.bench.support.secaggplus_bell import BELL_2020, ring_failure_drawn
 
 
 def test_flowers_secaggplus_returns_the_plaintext_sum_of_the_survivors():

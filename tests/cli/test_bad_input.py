@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,89 @@ def test_insecure_lattice_parameters_name_the_level(tmp_path):
     suite = {**SUITE, "configurations": [{"mode": "host-he", "adapter": "tenseal-ckks", "params": params}]}
     out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
     assert "126 bits" in out
+
+
+def test_a_mistyped_key_is_told_what_it_meant(tmp_path):
+    suite = {**SUITE, "trainig": {"rounds": 2}}
+    out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
+    assert "did you mean 'training'?" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_configuration_is_named_as_users_count(tmp_path):
+    suite = {**SUITE, "configurations": [{"mode": "raw"}, {"mode": "host-he", "adapter": "rot13"}]}
+    out = _fails_cleanly(["run", str(_suite(tmp_path, suite)), "--out", str(tmp_path / "out")])
+    assert "configuration 2, field 'configurations.1.adapter'" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("seed=100000000000000000000000000", "a seed is a whole number from 0 to 4294967295"),
+        ("measure.timeout_s=1e308", "at most 604800"),
+        ("privacy={threats: [{adversary: aggregator, k: 2}]}", "privacy.threats.0.k"),
+    ],
+)
+def test_numbers_no_party_could_use_are_refused_before_the_run(tmp_path, override, words):
+    out = _fails_cleanly(["run", str(_suite(tmp_path)), "--set", override, "--out", str(tmp_path / "out")])
+    assert words in " ".join(out.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_beyond_this_machines_memory_is_refused_not_allocated(tmp_path):
+    args = ["run", str(_suite(tmp_path)), "--set", "model.hidden=100000000000", "--out", str(tmp_path / "o")]
+    out = " ".join(_fails_cleanly([*args, "--no-report"]).split())
+    assert "79,500,000,000,010 parameters" in out and "GiB of memory" in out and "smaller model" in out
+
+
+def test_check_refuses_a_bad_suite_as_run_does(tmp_path):
+    out = _fails_cleanly(["run", str(_suite(tmp_path, {**SUITE, "trainig": {}})), "--check"])
+    assert "did you mean 'training'?" in out
+
+
+# --- results files with lines no hebench wrote: skipped and counted, never a traceback -----------------------
+
+RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run-offload" / "results.jsonl"
+_ROUND = next(json.loads(line) for line in RUN.read_text().splitlines() if '"kind": "round"' in line)
+BAD_RESULT_LINES = {
+    "nested": ("[" * 100_000 + "]" * 100_000, "nests deeper than"),
+    "huge round": (json.dumps({**_ROUND, "round": 10**400}), "round.round is out of range"),
+    "mistyped": (json.dumps({**_ROUND, "round": "two"}), "round.round should be int"),
+}
+READERS = {
+    "show": lambda run, tmp: ["show", str(run)],
+    "report": lambda run, tmp: ["report", str(run), "-o", str(tmp / "r.html")],
+    "attack": lambda run, tmp: ["attack", str(run), "--dry-run", "--images", "1", "--out", str(tmp / "a")],
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "case"),
+    [
+        *(("show", case) for case in BAD_RESULT_LINES),
+        ("report", "nested"),
+        ("report", "huge round"),  # was an OverflowError where the report ordered rounds
+        ("attack", "nested"),
+        ("attack", "mistyped"),
+    ],
+)
+def test_a_bad_results_line_is_skipped_and_counted_by_every_reader(tmp_path, command, case):
+    line, why = BAD_RESULT_LINES[case]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text(RUN.read_text() + line + "\n")
+    result = CliRunner().invoke(app, READERS[command](run, tmp_path))
+    assert result.exit_code == 0, result.output
+    assert result.exception is None and "Traceback" not in result.output
+    squeezed = "".join(result.output.split())  # the note may wrap, a long path mid-word too
+    expected = f"1 line(s) of {run / 'results.jsonl'} skipped"
+    assert "".join(expected.split()) in squeezed and "".join(why.split()) in squeezed, result.output
+
+
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_results_file_of_nothing_but_bad_lines_is_one_error(tmp_path, command):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text(BAD_RESULT_LINES["nested"][0] + "\n")
+    out = _fails_cleanly(READERS[command](run, tmp_path))
+    assert "holdsnohebenchrecords" in "".join(out.split()) and "nestsdeeper" in "".join(out.split())

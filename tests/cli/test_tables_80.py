@@ -74,7 +74,7 @@ def test_the_leakage_table_fits_80_columns_with_every_plan_named():
         scores["success"] = {"k": 1, "n": 2, "low": 0.09, "high": 0.91, "threshold": 0.6}
         return {"plan": plan, "ratio": ratio, "scores": scores}
 
-    from hebench.cli.attack import attack_table
+    from hebench.cli.render.attacks import attack_table
     from hebench.cli.render.legend import label_keys, print_legend
 
     summaries = [summary("raw", 0.0, 0.42), summary("host-he/tenseal-ckks/sel-sensitivity-0.1", 0.1, 0.38)]

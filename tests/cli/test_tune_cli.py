@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PrecisionError
 from hebench.heops.tune import Candidate, fedavg_headroom, measure, round_weights
 from hebench.results import read_records

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import load_suite, parse_suite
+from hebench.config import load_suite, parse_suite
 from hebench.errors import SuiteError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OK = {"name": "t", "configurations": [{"mode": "raw"}]}
 
 
@@ -36,19 +36,24 @@ def test_femnist_suite_is_the_fednic_setup():
     [
         ({"configurations": [{"mode": "raw"}]}, "name", "Field required"),
         ({**OK, "data": {"clients": "three"}}, "data.clients", "valid integer"),
-        ({**OK, "configurations": [{"mode": "host-he", "adapter": "rot13"}]}, "configurations.0", "unknown adapter"),
+        (
+            {**OK, "configurations": [{"mode": "host-he", "adapter": "rot13"}]},
+            "configurations.0.adapter",
+            "unknown adapter",
+        ),
         ({**OK, "configurations": [{"mode": "host-he"}]}, "configurations.0", "needs an HE adapter"),
         ({**OK, "data": {"dataset": "imagenet"}}, "data.dataset", "Input should be"),
-        ({**OK, "data": {"clients": 2}, "training": {"clients_per_round": 3}}, "(top level)", "exceeds"),
+        ({**OK, "data": {"clients": 2}, "training": {"clients_per_round": 3}}, "training.clients_per_round", "exceeds"),
         ({**OK, "configurations": []}, "configurations", "at least 1"),
         ({**OK, "trainning": {}}, "trainning", "unknown field"),
-        ({**OK, "configurations": [{"mode": "raw"}, {"mode": "raw"}]}, "(top level)", "distinct name"),
+        ({**OK, "configurations": [{"mode": "raw"}, {"mode": "raw"}]}, "configurations.1.name", "distinct name"),
     ],
 )
 def test_malformed_suites(raw, field, words):
     with pytest.raises(SuiteError) as info:
         parse_suite(raw, "my.yaml")
-    assert f"my.yaml: field '{field}'" in str(info.value) and words in str(info.value)
+    assert f"field '{field}'" in str(info.value) and words in str(info.value)
+    assert str(info.value).startswith("my.yaml: ") and "(top level)" not in str(info.value)
     assert info.value.fix
 
 

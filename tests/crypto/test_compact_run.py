@@ -9,7 +9,7 @@ import pytest
 import zstandard
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import load_adapter
 from hebench.net.transport import read_transcript
 from hebench.results import read_records

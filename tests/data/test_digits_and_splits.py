@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.data.digits import load_digits_tensors
 from hebench.data.registry import load_federated
 from hebench.data.splits import partition

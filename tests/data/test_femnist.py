@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.data import fetch as fetch_mod
 from hebench.data.leaf import read_leaf_json, read_split, read_tff_h5
 from hebench.data.registry import load_federated

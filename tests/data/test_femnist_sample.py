@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
-from hebench.config.suite import DataSpec, parse_suite
+from hebench.config import DataSpec, parse_suite
 from hebench.data.cache import FEMNIST_SAMPLE
 from hebench.data.fetch import sha256_of
 from hebench.data.leaf import read_split
@@ -58,7 +60,7 @@ def test_datasets_list_shows_the_sample_present():
 
 @pytest.mark.slow  # one round of every configuration, offload engines included
 def test_femnist_sample_suite_runs_end_to_end(tmp_path):
-    raw = yaml.safe_load((FEMNIST_SAMPLE.parents[2] / "suites" / "femnist-sample.yaml").read_text())
+    raw = yaml.safe_load((Path(__file__).resolve().parents[2] / "suites" / "femnist-sample.yaml").read_text())
     raw["model"] = {"name": "mlp", "hidden": 4}
     raw["training"]["rounds"] = 1
     suite = parse_suite(raw)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import yaml
 
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.data.natural import load_natural_tensors
 from hebench.data.registry import load_federated
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.faults import FaultsSpec, fault_for
 from hebench.protections.dp.ledger import PrivacyLedger
 from hebench.results import read_records

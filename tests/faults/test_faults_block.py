@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import SuiteError
 from hebench.faults import FaultsSpec, StragglerSpec, fault_for, faults_of_round
 
@@ -31,7 +31,7 @@ def _suite(*overrides: str, raw: dict | None = None):
         ("faults.stragglers.slowdown=0.5", "faults.stragglers.slowdown", "at least 1"),
         ("faults.dropout_phase=during_train", "faults.dropout_phase", "before_train"),
         ("training.round_deadline_s=0", "training.round_deadline_s", "positive seconds"),
-        ("training.min_clients=11", "(top level)", "lower min_clients"),
+        ("training.min_clients=11", "training.min_clients", "lower min_clients"),
         ("training.overselect=0.5", "training.overselect", "at least 1"),
     ],
 )
@@ -49,7 +49,8 @@ def test_min_clients_counts_the_overselected_clients():
 
 def test_a_mode_without_survivor_rounds_is_refused_with_faults_and_told_how():
     raw = {**BASE, "configurations": [{"mode": "raw"}, {"mode": "decryptor-he", "adapter": "tenseal-ckks"}]}
-    with pytest.raises(SuiteError, match=r"configurations.1 \(decryptor-he/tenseal-ckks\).*faults: \{dropout: 0"):
+    named = r"configuration 2 \(configurations.1, decryptor-he/tenseal-ckks\).*faults: \{dropout: 0"
+    with pytest.raises(SuiteError, match=named):
         _suite("faults.dropout=0.1", raw=raw)
     assert _suite("faults.dropout=0.1", "configurations.1.faults={dropout: 0}", raw=raw)
 

@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.faults import fault_for
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder

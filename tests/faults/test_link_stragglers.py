@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.faults.link_time import upload_link_s
 from hebench.links.plan import MBIT, Link, plan_network
 from hebench.links.segments import wire_bytes

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.roster import make_identities
 from hebench.net.transport import Channel, Message, accept, connect, listen
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import SecAggResult, Unrecoverable, collect_secagg
 
 CHUNK = 100  # values per masked chunk: a 500-value update streams in 5
@@ -39,6 +40,11 @@ class Killed(SecAggClientRound):
             self.channel = CutAfterFirstChunk(self.channel)  # type: ignore[assignment]
             return self.masked_upload(vector)
         self.masked_upload(vector)
+        if self.active and self.stage == "during_consistency":  # asked to sign the survivors, never signs
+            self.channel.recv("sa_survivors")
+            return self.die()
+        if self.active:
+            self._sign_survivors()
         self.channel.recv("sa_unmask")  # "during_unmask": asked for its shares, never reveals them
         return self.die()
 
@@ -66,13 +72,16 @@ def run_round(
     key = secrets.token_bytes(32)
     door = listen(key)
     errors: list[BaseException] = []
+    identities = make_identities(len(vectors))  # the trusted set-up (the active model's signatures)
 
     def client(i: int) -> None:
         try:
             ch = connect(door.address, key, "aggregator", 30)
             ch.send(Message("hello", {"client": i}))
             kind = type("K", (Killed,), {"stage": killed[i]}) if i in killed else SecAggClientRound
-            kind(i, ch, params, PhaseMeter(), chunk_values=CHUNK).run(vectors[i], samples[i], {})
+            kind(i, ch, params, PhaseMeter(), chunk_values=CHUNK, identity=identities[i]).run(
+                vectors[i], samples[i], {}
+            )
         except SystemExit:
             pass
         except BaseException as err:
@@ -112,6 +121,7 @@ def check_fedavg(result: SecAggResult, params: SecAggParams, vectors, samples, s
 
 
 PARAMS = SecAggParams(num_shares=5, reconstruction_threshold=3)  # 4 neighbours each among 5
+HBC = "honest-but-curious"
 
 
 @pytest.mark.parametrize(
@@ -137,19 +147,30 @@ def test_two_clients_lost_before_sharing_and_one_after_leave_the_correct_sum():
     assert result.dropped == (3,) and result.left == {1: "lost", 3: "lost", 4: "lost"}
 
 
-def test_a_client_lost_during_unmask_counts_and_the_others_shares_recover_its_seed():
+@pytest.mark.parametrize("stage", ["during_consistency", "during_unmask"])
+def test_a_client_lost_during_unmask_counts_and_the_others_shares_recover_its_seed(stage):
     vectors, samples = inputs()
-    result = run_round(PARAMS, vectors, samples, {2: "during_unmask"})
+    result = run_round(PARAMS, vectors, samples, {2: stage})
     check_fedavg(result, PARAMS, vectors, samples, [0, 1, 2, 3, 4])  # its masked input is in the sum
     assert result.dropped == () and result.left == {}
 
 
-def test_losses_during_unmask_below_the_threshold_make_the_round_unrecoverable():
+@pytest.mark.parametrize("model", [HBC, "active"])
+def test_losses_during_unmask_below_the_threshold_make_the_round_unrecoverable(model):
     vectors, samples = inputs(3)
-    params = SecAggParams(num_shares=3, reconstruction_threshold=2)  # 2 neighbours: a seed needs 2 of 3 shares
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2, model=model)  # 2 neighbours: a seed needs 2 of 3
     with pytest.raises(Unrecoverable, match="came back") as err:
         run_round(params, vectors, samples, {1: "during_unmask", 2: "during_unmask"})
     assert err.value.left == {}  # both inputs arrived; their reveals did not
+
+
+def test_losses_in_the_consistency_round_leaving_half_the_round_or_fewer_make_it_unrecoverable():
+    """Active model: with 2 of 3 lost before signing, the one signer is short of the quorum: nobody reveals."""
+    vectors, samples = inputs(3)
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2)
+    with pytest.raises(Unrecoverable, match="1 survivors signed the survivor set, fewer than the 2") as err:
+        run_round(params, vectors, samples, {1: "during_consistency", 2: "during_consistency"})
+    assert err.value.left == {}  # their inputs arrived, as of clients lost in the unmask
 
 
 def test_a_client_lost_in_the_middle_of_its_masked_upload_spoils_the_round():

@@ -14,9 +14,9 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate
 from hebench.fl.streams import send_aggregate
 from hebench.net.transport import Message
-from hebench.protections.params import SecretSharingParams
 from hebench.protections.sharing.holder import send_share_sum
 from hebench.protections.sharing.link import ShareLink
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import encode, split
 
 PARAMS = SecretSharingParams(aggregators=2)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner

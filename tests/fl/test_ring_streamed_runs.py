@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.net.limits import ENV_MAX_FRAME
 from hebench.results import read_records
 from hebench.runtime.runner import Runner

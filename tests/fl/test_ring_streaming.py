@@ -16,15 +16,17 @@ from flwr.common.secure_aggregation.secaggplus_utils import pseudo_rand_gen
 from hebench.fl.link import DirectLink
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.ring_stream import RingTotal, StreamedAggregate, receive_streams
+from hebench.fl.roster import make_identities
 from hebench.fl.streams import send_aggregate
 from hebench.net.transport import Message, accept, connect, listen
-from hebench.protections.params import SecAggParams, SecretSharingParams
 from hebench.protections.secagg import client as secagg_client
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.mask_prg import MASK_GENERATORS, mask_stream
+from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import Unrecoverable, collect_secagg
 from hebench.protections.sharing.holder import send_share_sum
 from hebench.protections.sharing.link import ShareLink
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, decode, encode
 
 WHOLE = 10**6  # values per chunk: every vector here in one chunk
@@ -67,13 +69,16 @@ def _secagg_total(params: SecAggParams, vectors: dict, samples: dict, chunk_valu
     key = secrets.token_bytes(32)
     door = listen(key)
     errors: list[BaseException] = []
+    identities = make_identities(max(vectors) + 1)  # the trusted set-up (secagg's active model signs with them)
 
     def client(i: int) -> None:
         try:
             ch = connect(door.address, key, "aggregator", 30)
             ch.send(Message("hello", {"client": i}))
             kind = _DiesMidUpload if -i - 1 in drop else _Drops if i in drop else SecAggClientRound
-            kind(i, ch, params, PhaseMeter(), chunk_values=chunk_values).run(vectors[i], samples[i], {})
+            kind(i, ch, params, PhaseMeter(), chunk_values=chunk_values, identity=identities[i]).run(
+                vectors[i], samples[i], {}
+            )
         except SystemExit:
             pass
         except BaseException as err:

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from hebench.fl.ring_stream import RingTotal, spans
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg import client as secagg_client
 from hebench.protections.secagg.common import wire_dtype
+from hebench.protections.secagg.params import SecAggParams
 from tests.fl.test_ring_streaming import _nearest, _secagg_total
 
 MODULI = [2**32, 2**31 - 1, 1000003, 2**40, 2**62, None]  # None: secret sharing's 2^64

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import Configuration
+from hebench.config import Configuration
 from hebench.errors import PartyError, PrecisionError
 from hebench.fl.update import model_vector
 from hebench.fl.value_range import ValueRange

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import DataSpec, SelectiveSpec
+from hebench.config import DataSpec, SelectiveSpec
 from hebench.data.digits import load_digits_tensors
 from hebench.inversion.attacks import AttackConfig
 from hebench.inversion.attacks.dlg import serial as lbfgs_attack

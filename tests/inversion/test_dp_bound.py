@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from hebench.config.suite import DPSpec
+from hebench.config import DPSpec
 from hebench.inversion.scoring.dp_bound import baseline_kappa, gaussian_mu, gdp_epsilon, rero_bound, verdict
 
 
@@ -65,7 +65,7 @@ def test_a_measured_success_above_the_bound_is_called_a_bug():
 
 
 def test_a_dp_plan_summary_carries_the_bound(tmp_path):
-    from hebench.config.suite import DataSpec
+    from hebench.config import DataSpec
     from hebench.inversion.campaign import dp_bound_of
     from hebench.inversion.evaluate import AttackPlan
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.data.registry import load_federated
 from hebench.errors import ParameterError
 from hebench.inversion.attacks import reconstruct_one as reconstruct

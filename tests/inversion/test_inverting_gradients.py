@@ -9,7 +9,7 @@ import torch
 import yaml
 
 from hebench.bench.attack_strength import OLD_IG
-from hebench.config.suite import DataSpec
+from hebench.config import DataSpec
 from hebench.inversion.attacks.inverting_gradients import step_decay
 from hebench.inversion.attacks.matching import total_variation
 from hebench.inversion.evaluate import AttackPlan, run_plan

@@ -48,3 +48,16 @@ def test_sewar_uqi_pitfall_is_not_ours():
 def test_psnr_and_ssim_known_values():
     assert psnr(np.zeros((4, 4)), np.full((4, 4), 0.1)) == pytest.approx(20.0)
     assert ssim(IMG, np.clip(IMG + 0.0, 0, 1)) == pytest.approx(1.0)
+
+
+def test_vifp_of_a_noise_reconstruction_stays_low_on_natural_patches():
+    # #40: failed secagg reconstructions (SSIM 0.03-0.07) scored VIFp 2-3: sewar's noise variance is set for 8-bit
+    # pixels, and on [0, 1] pixels a noise image beat the original's own low contrast (up to 6.9 here)
+    from hebench.data.natural import load_natural_tensors
+    from hebench.inversion.scoring.metrics import vifp
+
+    patches = load_natural_tensors()[0].numpy()[::7]
+    noise = np.random.default_rng(0).normal(0.5, 0.5, (len(patches), 3, 32, 32)).clip(0, 1)
+    scores = [vifp(x, n) for x, n in zip(patches, noise, strict=True)]
+    assert max(scores) < 0.5, scores
+    assert vifp(patches[0], patches[0]) == pytest.approx(1.0, abs=1e-6)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import TrainingSpec
+from hebench.config import TrainingSpec
 from hebench.data.natural import load_natural_tensors
 from hebench.fl.training import train_locally
 from hebench.inversion.attacks.upload import dummy_upload

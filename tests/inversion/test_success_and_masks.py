@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from hebench.analysis.success import success_rate, wilson
-from hebench.config.suite import SelectiveSpec
+from hebench.config import SelectiveSpec
 from hebench.data.federated import ClientData
 from hebench.data.natural import load_natural_tensors
 from hebench.errors import ParameterError

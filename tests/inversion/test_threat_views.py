@@ -1,17 +1,20 @@
 """What each adversary obtains, through the protocol's own code: a colluding client's key set opens the victim's
 real ciphertext; an observer reads the key set off an unencrypted wire; fewer than all share holders see uniform
-words, all of them every update."""
+words, all of them every update; the threats suite's raw and host-he plans obtain their views from live rounds with
+the red team's party in them."""
 
 from __future__ import annotations
 
 import queue
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from scipy.stats import chisquare
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import CiphertextError
 from hebench.fl.key_epochs import EpochKeys
@@ -21,13 +24,14 @@ from hebench.inversion.evaluate import _observation, init_model
 from hebench.inversion.views.conduits import Protocol, flat, he_key, shares
 from hebench.net.certs import make_party_certificates
 from hebench.net.transport import Door, accept, connect
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, encode, quantizer, split
 from tests.conftest import INSTALLED
 from tests.net.test_tls_doors import Tap
 
 CKKS = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
 KEY = b"k" * 32
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _upload(size: int = 3000) -> tuple[torch.Tensor, ...]:
@@ -71,14 +75,19 @@ def test_a_colluding_client_plan_sees_the_update_the_raw_plan_sees():
     )
     plans = {p.config: p for p in plans_for(suite)}
     raw, host = plans["raw"], plans["host-he/tenseal-ckks"]
-    assert host.conduit == "he-key" and host.obtains == "every-update" and host.evidence.endswith("ciphertext")
+    # both views come from a live round with the red team's aggregator in it (host-he: with a colluder's key set)
+    assert raw.conduit == host.conduit == "red-team" and host.obtains == "every-update"
+    assert host.evidence.endswith("test_red_team_host_he_colluding_clients_decrypt_every_update")
     from hebench.data.registry import load_federated
 
     data = load_federated(raw.data, raw.seed)
     model = init_model(raw.model, data.input_shape, data.num_classes, 0)
     (seen_raw, _, _), (seen_host, _, _) = (_observation(p, data, model, 0, 0) for p in (raw, host))
-    for a, b in zip(seen_raw.gradients, seen_host.gradients, strict=True):
-        assert torch.allclose(a, b, atol=1e-5 * float(a.abs().max()) + 1e-7)
+    simulated = replace(raw, conduit=None, protocol=None)  # the victim's gradient, computed without any protocol
+    (exact, _, _) = _observation(simulated, data, model, 0, 0)
+    for a, b, c in zip(seen_raw.gradients, seen_host.gradients, exact.gradients, strict=True):
+        scale = float(c.abs().max())  # 1e-6 of it measured: float32 rounding of a step, CKKS's approximation
+        assert torch.allclose(a, c, atol=2e-5 * scale + 1e-7) and torch.allclose(b, c, atol=2e-5 * scale + 1e-7)
 
 
 def _pushed_key_set(tmp_path, tls: bool) -> tuple[bytes, bytes]:
@@ -149,3 +158,47 @@ def test_all_share_holders_recover_every_update_exactly():
     seen = shares(Protocol("secret-sharing", "plain", PARAMS.model_dump()), upload, k=3)
     assert seen.gradients is not None
     assert np.abs(flat(seen.gradients) - flat(upload)).max() <= quantizer(PARAMS).max_error
+
+
+@CKKS
+def test_the_threats_suites_raw_and_host_he_views_come_from_live_rounds_with_the_red_teams_party():
+    import yaml
+
+    from hebench.data.registry import load_federated
+    from hebench.inversion.attacks.trap_weights import plant_imprint
+    from hebench.inversion.recipes import load_recipe
+
+    suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))
+    plans = [p for p in plans_for(suite) if p.batch_size == 1]
+    mine = [p for p in plans if p.config.split("/")[0] in ("raw", "host-he")]  # selective, DP and TLS rows too
+    assert all(p.conduit == "red-team" for p in mine) and {p.view for p in mine} == {"raw", "he", "selective"}
+    by_name = {p.name: p for p in plans}
+    data = load_federated(plans[0].data, plans[0].seed)
+
+    def seen(name: str):
+        plan = by_name[name]
+        model = init_model(plan.model, data.input_shape, data.num_classes, 0)
+        imprint = load_recipe(plan.attack).imprint
+        if imprint is not None:
+            model = plant_imprint(model, data.input_shape, data.test_x, imprint)
+        return _observation(plan, data, model, 0, 0)[:2]
+
+    raw, _ = seen("raw/b1/malicious-model-inconsistency")  # the victim's gradient on the real model, in plaintext
+    exact, _ = _observation(replace(by_name["raw/b1"], conduit=None, protocol=None), data, raw.model, 0, 0)[:2]
+    assert all(torch.allclose(a, b, atol=2e-5 * float(b.abs().max()) + 1e-7)
+               for a, b in zip(raw.gradients, exact.gradients, strict=True))  # fmt: skip
+    assert seen("raw/tls/b1/observer")[0].gradients is None  # TLS records only
+    assert seen("raw/tls/b1/malicious-trap-weights")[0].gradients is not None  # TLS does not hide it from the server
+    assert seen("host-he/tenseal-ckks/b1/malicious-trap-weights")[0].gradients is None
+    visible, info = seen("host-he/tenseal-ckks/sel-magnitude-0.1/b1")  # the plaintext 90 %, read off the live round
+    assert visible.gradients is not None and abs(info["encrypted_fraction"] - 0.1) < 0.01
+    assert abs(visible.visible_fraction - 0.9) < 0.01
+
+
+def test_a_red_team_conduit_names_its_view_and_only_it_does():
+    from hebench.protections.threats import Conduit, ConduitRule
+
+    with pytest.raises(ValueError, match="names its view"):
+        ConduitRule(Conduit.RED_TEAM)
+    with pytest.raises(ValueError, match="names its view"):
+        ConduitRule(Conduit.HE_KEY, view="hebench.protections.raw.adversary:red_team_view")

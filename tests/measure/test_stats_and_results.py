@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from hebench.analysis.stats import summarize
 from hebench.measure.environment import capture
+from hebench.measure.sample import summarize
 from hebench.measure.timing import measure
 from hebench.results import SCHEMA, ResultWriter, read_records
 from hebench.results.records import RoundRecord

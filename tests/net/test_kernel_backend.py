@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import NetworkSpec
+from hebench.config import NetworkSpec
 from hebench.errors import ParameterError
 from hebench.links.plan import plan_network
 from hebench.net.shaping import kernel
 from hebench.net.shaping.kernel import KernelCapabilities, KernelNetwork, check_kernel_backend, sweep
 from tests.conftest import INSTALLED
+from tests.processes import descendants, end_tree, ended_at_exit
 
 CAPS = kernel.kernel_capabilities()
 needs_kernel = pytest.mark.skipif(bool(CAPS.problem), reason=f"kernel backend unavailable: {CAPS.problem}")
@@ -98,9 +99,11 @@ def test_a_kernel_network_shapes_with_tbf_and_leaves_nothing_when_closed():
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert listen.stdout is not None and listen.stdout.readline().strip() == "listening"
-        subprocess.run(["nsenter", f"--net={client}", sys.executable, "-c", _SOURCE, server], check=True, timeout=60)
-        assert listen.wait(timeout=60) == 0
+        with ended_at_exit(listen, signal.SIGKILL, grace_s=0):  # a failed transfer leaves no sink listening
+            assert listen.stdout is not None and listen.stdout.readline().strip() == "listening"
+            source = ["nsenter", f"--net={client}", sys.executable, "-c", _SOURCE, server]
+            subprocess.run(source, check=True, timeout=60)
+            assert listen.wait(timeout=60) == 0
         stats = subprocess.run(
             ["nsenter", f"--net={client}", "tc", "-s", "-j", "qdisc", "show", "dev", "eth0"],
             capture_output=True,
@@ -132,7 +135,7 @@ _KILLED_RUN = textwrap.dedent(
     from hebench.links.plan import plan_network
     from hebench.net.shaping.kernel import KernelNetwork
     from hebench.net.shaping.scope import run_bound
-    from hebench.config.suite import NetworkSpec
+    from hebench.config import NetworkSpec
     import multiprocessing as mp
 
     plan = plan_network(NetworkSpec.model_validate({"clients": {"uplink_mbit": 8}}), clients=1, seed=0)
@@ -156,19 +159,26 @@ def test_a_killed_run_leaves_no_namespace_veth_qdisc_or_process_behind():
     run = subprocess.Popen(
         [sys.executable, "-c", _KILLED_RUN], stdout=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ}
     )
-    assert run.stdout is not None
-    holder, party, *inodes = (int(x) for x in run.stdout.readline().split())
-    made = set(inodes)
-    assert made <= namespaces_in_use() and os.stat(f"/proc/{party}/ns/net").st_ino in made  # the party is inside
-    run.send_signal(signal.SIGKILL)  # no cleanup code runs in the killed run
-    run.wait(timeout=30)
-    wait_until_gone(made, [holder, party])
-    assert not made & namespaces_in_use(), "a namespace outlived its killed run"
-    assert not Path(f"/proc/{holder}").exists() or _state(holder) == "Z"
-    assert not Path(f"/proc/{party}").exists() or _state(party) == "Z"
-    assert root_links_and_qdiscs() == before_root
-    sweep()  # the dead run's state file goes too
-    assert not [p for p in kernel.STATE_DIR.glob(f"{run.pid}-*.json")]
+    started: list = []
+    try:
+        assert run.stdout is not None
+        holder, party, *inodes = (int(x) for x in run.stdout.readline().split())
+        made = set(inodes)
+        inside = os.stat(f"/proc/{party}/ns/net").st_ino in made  # the party is inside
+        assert made <= namespaces_in_use() and inside
+        started += descendants(run.pid)
+        run.send_signal(signal.SIGKILL)  # no cleanup code runs in the killed run
+        run.wait(timeout=30)
+        wait_until_gone(made, [holder, party])
+        assert not made & namespaces_in_use(), "a namespace outlived its killed run"
+        assert not Path(f"/proc/{holder}").exists() or _state(holder) == "Z"
+        assert not Path(f"/proc/{party}").exists() or _state(party) == "Z"
+        assert root_links_and_qdiscs() == before_root
+        sweep()  # the dead run's state file goes too
+        assert not [p for p in kernel.STATE_DIR.glob(f"{run.pid}-*.json")]
+    finally:  # a failed check leaves nothing running: the run, and what it started
+        end_tree(run, signal.SIGKILL, grace_s=0, also=started)
+        sweep()
 
 
 @needs_kernel
@@ -194,7 +204,7 @@ def test_the_sweeper_ends_what_a_dead_run_left_holding_its_namespaces(tmp_path, 
 @needs_kernel
 @pytest.mark.slow
 def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_nothing(tmp_path):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.results import read_records
     from hebench.runtime.runner import Runner
 
@@ -240,7 +250,7 @@ def test_a_kernel_backend_run_records_how_its_links_were_applied_and_leaves_noth
 def test_every_server_side_party_gets_its_own_namespace(monkeypatch, configuration, helpers):
     """A helper process the runtime starts without a namespace stays in the machine's own and cannot reach
     the parties inside theirs (decryptor-he's decryptor could not dial the key authority)."""
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.runtime.local.network import prepare
 
     built: list[tuple[str, ...]] = []
@@ -282,7 +292,7 @@ FLOWER_SUITE = {
 
 
 def test_flower_takes_kernel_links_and_refuses_in_one_line_what_it_cannot_shape(monkeypatch):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.runtime.local.network import check_networks
 
     monkeypatch.setattr(kernel, "kernel_capabilities", lambda: KernelCapabilities(True, "ip", "tc", tbf=True))
@@ -297,7 +307,7 @@ def test_flower_takes_kernel_links_and_refuses_in_one_line_what_it_cannot_shape(
 
 
 def test_a_flower_run_without_netem_records_that_its_links_get_rates_only(monkeypatch):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.runtime.local.network import network_record
 
     monkeypatch.setattr(kernel, "kernel_capabilities", lambda: KernelCapabilities(True, "ip", "tc", tbf=True))
@@ -343,7 +353,7 @@ def _flower_processes(namespaces: set[int]) -> dict[int, tuple[str, int]]:
 @needs_kernel
 @pytest.mark.slow
 def test_a_flower_run_on_kernel_links_places_every_process_and_leaves_nothing(tmp_path):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.results import read_records
     from hebench.runtime.flower.runner import FlowerRuntime
     from hebench.runtime.runner import Runner
@@ -376,21 +386,28 @@ def test_a_killed_flower_run_leaves_no_namespace_veth_qdisc_or_flower_process_be
     (tmp_path / "s.yaml").write_text(json.dumps(FLOWER_SUITE))
     argv = [sys.executable, "-m", "hebench", "run", str(tmp_path / "s.yaml"), "--engine", "flower"]
     run = subprocess.Popen([*argv, "--out", str(tmp_path / "run"), "--no-report"], cwd=ROOT, env={**os.environ})
-    log = tmp_path / "run" / "flower-logs" / "raw.log"
-    deadline = time.monotonic() + 180  # liveness bound: the first round has started on Flower
-    while time.monotonic() < deadline and "ROUND 1" not in (log.read_text() if log.exists() else ""):
-        assert run.poll() is None, "the Flower run ended before it could be killed"
-        time.sleep(0.5)
-    placed = _flower_processes(namespaces_in_use() - before_ns)  # SuperLink, SuperNodes, flwr run, their children
-    made = {inode for _, inode in placed.values()}  # the run's namespaces (not other runs')
-    commands = " ".join(cmd for cmd, _ in placed.values())
-    assert "flower-superlink" in commands and commands.count("flower-supernode --superlink 10.201.") >= 2
-    run.send_signal(signal.SIGKILL)  # no cleanup code runs in the killed run
-    run.wait(timeout=30)
-    wait_until_gone(made, sorted(placed))
-    assert not made & namespaces_in_use(), "a namespace outlived its killed Flower run"
-    left = [p for p in placed if Path(f"/proc/{p}").exists() and _state(p) != "Z"]  # also the Flower children
-    assert not left, f"Flower processes outlived the killed run: {left}"
-    assert root_links_and_qdiscs() == before_root
-    sweep()
-    assert not list(kernel.STATE_DIR.glob(f"{run.pid}-*.json"))
+    started: list = []
+    try:
+        log = tmp_path / "run" / "flower-logs" / "raw.log"
+        deadline = time.monotonic() + 180  # liveness bound: the first round has started on Flower
+        while time.monotonic() < deadline and "ROUND 1" not in (log.read_text() if log.exists() else ""):
+            assert run.poll() is None, "the Flower run ended before it could be killed"
+            time.sleep(0.5)
+        # SuperLink, SuperNodes, flwr run, their children
+        placed = _flower_processes(namespaces_in_use() - before_ns)
+        made = {inode for _, inode in placed.values()}  # the run's namespaces (not other runs')
+        commands = " ".join(cmd for cmd, _ in placed.values())
+        assert "flower-superlink" in commands and commands.count("flower-supernode --superlink 10.201.") >= 2
+        started += descendants(run.pid)
+        run.send_signal(signal.SIGKILL)  # no cleanup code runs in the killed run
+        run.wait(timeout=30)
+        wait_until_gone(made, sorted(placed))
+        assert not made & namespaces_in_use(), "a namespace outlived its killed Flower run"
+        left = [p for p in placed if Path(f"/proc/{p}").exists() and _state(p) != "Z"]  # also the Flower children
+        assert not left, f"Flower processes outlived the killed run: {left}"
+        assert root_links_and_qdiscs() == before_root
+        sweep()
+        assert not list(kernel.STATE_DIR.glob(f"{run.pid}-*.json"))
+    finally:  # a failed check leaves nothing running: the run, and what it started
+        end_tree(run, signal.SIGKILL, grace_s=0, also=started)
+        sweep()

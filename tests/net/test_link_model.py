@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import NetworkSpec, parse_suite
+from hebench.config import NetworkSpec, parse_suite
 from hebench.links.model import ClientTraffic, RoundTraffic, ServerTraffic, model_round
 from hebench.links.outcomes import on_their_links, time_to_accuracy
 from hebench.links.plan import MBIT, plan_network

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
+from hebench.analysis.links import choose_per_link
 from hebench.cli.render.links import links_table
-from hebench.config.suite import NetworkSpec
+from hebench.config import NetworkSpec
 from hebench.links.plan import plan_network
 from hebench.links.rows import link_rows
-from hebench.report.network_figure import choose_per_link
 from hebench.results.fields import Phase, Phases
 from hebench.results.records import (
     ConfigurationRecord,

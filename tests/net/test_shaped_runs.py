@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.links.plan import MBIT
 from hebench.links.segments import HEADER, MSS
 from hebench.results import read_records

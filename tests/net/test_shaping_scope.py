@@ -9,7 +9,7 @@ from multiprocessing import Pipe
 
 import pytest
 
-from hebench.config.suite import NetworkSpec
+from hebench.config import NetworkSpec
 from hebench.errors import PartyError
 from hebench.links.plan import plan_network
 from hebench.net.shaping import scope

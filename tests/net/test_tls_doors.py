@@ -277,12 +277,13 @@ class _Control:
 def _share_traffic(tmp_path, transport: str) -> tuple[Tap, bytes]:
     """One secret-sharing round between client 0 and share holder 1 through a tap, with aggregator 0 a bare
     door: (the tap, the share sum client 0 received from the holder)."""
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.fl.meter import PhaseMeter
-    from hebench.fl.party import Credentials, PartyContext, Wiring
+    from hebench.fl.party import AGGREGATOR_DOOR, PartyContext, Wiring
     from hebench.net.certs import party_tls
     from hebench.protections.sharing.holder import run_share_holder
     from hebench.protections.sharing.link import share_link
+    from hebench.runtime.local.credentials import RunCredentials
 
     suite = parse_suite(
         {
@@ -295,15 +296,17 @@ def _share_traffic(tmp_path, transport: str) -> tuple[Tap, bytes]:
     )
     folder = tmp_path / "parties"
     make_party_certificates(folder, ("aggregator", "aggregator-1", "client-0"), ("aggregator", "aggregator-1"))
-    creds = Credentials.generate().only("aggregator")
+    creds = RunCredentials(suite.configurations[0], 1)
     tls = str(folder) if transport == "tls" else None
-    holder = PartyContext(suite, suite.configurations[0], tmp_path, creds, "run", 0, (1, 8, 8), 10, tls=tls)
+    holder = PartyContext(
+        suite, suite.configurations[0], tmp_path, creds.of("aggregator-1"), "run", 0, (1, 8, 8), 10, tls=tls
+    )
     control = _Control()
     threading.Thread(target=run_share_holder, args=(holder, control, queue.Queue()), daemon=True).start()
     tap = Tap(control.sent.get(timeout=20))
-    coordinator = Door(creds.aggregator, tls=party_tls(folder, "aggregator") if tls else None)
+    coordinator = Door(creds.door(AGGREGATOR_DOOR), tls=party_tls(folder, "aggregator") if tls else None)
     try:
-        client = dataclasses.replace(holder, client_index=0)
+        client = dataclasses.replace(holder, client_index=0, credentials=creds.of("client-0"))
         link = share_link(client, Wiring(None, coordinator.address, None, (tap.address,)), 5, PhaseMeter())
         update = np.random.default_rng(1).normal(0, 0.5, 4096).astype(np.float32)
         link.upload({"round": 0, "epoch": 0, "samples": 5}, [update], None, PhaseMeter())
@@ -329,7 +332,7 @@ def test_control_share_holder_traffic_over_tcp_is_readable(tmp_path):
 
 
 def test_a_runtime_that_cannot_make_tls_refuses_the_suite_instead_of_running_without(tmp_path):
-    from hebench.config.suite import parse_suite
+    from hebench.config import parse_suite
     from hebench.errors import ParameterError
     from hebench.runtime.runner import Runner
 

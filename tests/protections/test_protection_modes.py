@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import SuiteError
 from hebench.inversion.campaign import clients_seen, view_of
-from hebench.protections.params import SecAggParams, SecretSharingParams
+from hebench.protections.secagg.params import SecAggParams
+from hebench.protections.sharing.params import SecretSharingParams
 
 
 def suite(*configs, clients=4):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.results import read_records

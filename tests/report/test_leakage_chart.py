@@ -4,6 +4,7 @@ bounded SSIM bars, markers by mode, readable ticks, total CPU beside host CPU, t
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,9 @@ from hebench.report.leakage_chart import (
     chart_caption,
     cost_leakage,
     costs_shown,
-    ratio_ticks,
 )
 from hebench.report.load import load_source
+from hebench.report.log_ticks import round_ticks
 from hebench.results.records import AttackSummaryRecord
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "run-offload"
@@ -125,9 +126,9 @@ def test_markers_differ_by_mode_not_only_by_colour():
 
 
 def test_cost_ticks_are_few_round_ratios_whose_labels_never_touch():
-    assert ratio_ticks(0.8, 5.8) == [1.0, 2.0, 5.0]  # not "5× 6×7×8×9×"
-    assert ratio_ticks(0.9, 1.4) == [0.9, 1.0, 1.1, 1.2, 1.3]  # a narrow range still labelled, 1× included
-    assert len(ratio_ticks(0.5, 1e4)) <= 5
+    assert round_ticks(0.8, 5.8) == [1.0, 2.0, 5.0]  # not "5× 6×7×8×9×"
+    assert round_ticks(0.9, 1.4) == [0.9, 1.0, 1.1, 1.2, 1.3]  # a narrow range still labelled, 1× included
+    assert len(round_ticks(0.5, 1e4)) <= 5
     fig = drawn(OPTIONS)
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes[4:]:  # the bottom row carries the labels
@@ -206,3 +207,27 @@ def test_options_from_a_recorded_run_plot_the_tables_ratio_of_means_with_the_per
     assert he.costs["bytes"].n == row.steady_rounds and he.costs["bytes"].lo <= he.costs["bytes"].value
     assert nic.engines and nic.costs["total_cpu"].value == pytest.approx(source.rows[2].total_cpu_overhead_vs_raw)
     assert nic.costs["total_cpu"].value > nic.costs["cpu"].value  # the engine's CPU counted
+
+
+def test_a_panel_left_out_of_the_ranking_rings_nobody_and_the_caption_says_why():
+    # #40: the chart ringed Pareto members in the round-time panel its caption said was not ranked
+    contended = [replace(o, contended=True) for o in OPTIONS]
+    members = decide_set(contended).members
+    assert members and "time" not in decide_set(contended).measures
+    fig = drawn(contended)
+    costs = costs_shown(contended)
+    for col, cost in enumerate(costs):
+        rings = ringed(fig.axes[col]) | ringed(fig.axes[len(costs) + col])
+        assert bool(rings) == (cost != "time"), cost
+    text = chart_caption(contended)
+    assert "Round time is drawn but not ranked, and nothing is ringed in its panel: wall times measured under" in text
+    assert "Ringed in the host CPU, total CPU (host + engine) and upload bytes panels" in text
+    assert "every panel" not in text
+
+
+def test_a_chart_under_another_threat_model_says_whose_view_was_attacked():
+    # #40: the outside observer's chart said "from what that configuration's aggregator saw"
+    assert "from what that configuration's aggregator saw" in chart_caption(OPTIONS)
+    observer = chart_caption(OPTIONS, threat="observer")
+    assert "aggregator" not in observer and "an outside network observer read on that configuration's wire" in observer
+    assert "2 colluding share holders held" in chart_caption(OPTIONS, threat="share-holders:2")

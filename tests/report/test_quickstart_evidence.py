@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hebench.analysis.success import images_to_decide
+from hebench.config import load_suite
 from hebench.config.steady import warmup_rounds
-from hebench.config.suite import load_suite
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "suites" / "quickstart.yaml"
 

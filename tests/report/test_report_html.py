@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hebench.report.build import build_report
-from tests.report.test_defended import attacked
+from tests.analysis.test_defended import attacked
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN = FIXTURES / "run-offload"
@@ -94,3 +94,47 @@ def test_the_overhead_model_states_its_degrees_of_freedom_and_shows_residuals(tm
     assert "1 degree of freedom)" in model and "too few to check the model" in model
     assert "<th>best fit would predict</th><th>residual</th>" in model
     assert not any("R²" in h for h in re.findall(r"<h3>.*?</h3>", model))  # no R² beside a model not shown
+
+
+def test_a_dropouts_run_counts_dropped_clients_apart_in_the_costs(tmp_path):
+    # #40: a client that dropped counted as a 134-byte upload; the report now says how many dropped, apart
+    html = text_of(build_report([FIXTURES / "run-dropouts"], tmp_path / "d.html").read_text())
+    assert "counted apart: raw@30 3 of 12, ckks@30 3 of 12, secagg@30 3 of 12" in html
+    assert "134 B" not in html
+    rows = list(csv.DictReader((tmp_path / "d_files" / "run0-costs.csv").open()))
+    raw30 = next(r for r in rows if r["configuration"] == "raw@30")
+    assert (raw30["clients selected"], raw30["clients dropped"], raw30["upload B/round"]) == ("12", "3", "51249.0")
+    dropouts = list(csv.DictReader((tmp_path / "d_files" / "dropouts.csv").open()))
+    assert next(r for r in dropouts if r["configuration"] == "raw@30")["clients dropped"] == "5"
+    assert "28% (5 of 18)" in html
+
+
+def test_one_round_is_said_alike_in_the_tables_notes_and_verdicts(tmp_path):
+    # #40: "no steady round yet" beside "1 steady round(s) each" under "min–max over steady rounds"
+    html = text_of(build_report([FIXTURES / "run-one-round"], tmp_path / "one.html").read_text())
+    assert "steady round(s)" not in html and "min–max over steady rounds" not in html
+    assert "min–max over rounds (the first, warm-up round included: no steady round yet)" in html
+    assert "0 (1 with the warm-up)" in html and "no steady round completed" in html
+    assert "Per client that uploaded, per round (the warm-up round included)" in html and "per steady round" not in html
+
+
+def test_other_adversaries_are_named_and_a_vifp_above_one_is_marked_and_explained(tmp_path):
+    # #40: "Privacy: what the aggregator reconstructs" over an outside observer's rows; VIFp 2.93 unexplained
+    from dataclasses import replace
+
+    run = shutil.copytree(FIXTURES / "run-one-round", tmp_path / "run")
+    noise = attacked("host-he/tenseal-ckks", 0, 4)
+    noise = replace(
+        noise, scores={**noise.scores, "ssim": {"mean": 0.05, "std": 0.01}, "vifp": {"mean": 2.93, "std": 0.4}}
+    )
+    observer = replace(attacked("raw", 4, 4, 0.0, "raw"), plan="raw/observer", adversary="observer", config="raw")
+    with (run / "results.jsonl").open("a") as fh:
+        for rec in (attacked("raw", 4, 4, 0.0, "raw"), noise, observer):
+            fh.write(json.dumps({"schema": "hebench.results/2", "time": 0.0, **rec.to_json()}) + "\n")
+    html = text_of(build_report([run], tmp_path / "r.html").read_text())
+    assert "Privacy: what each adversary reconstructs" in html and "what the aggregator reconstructs" not in html
+    assert "<th>adversary</th>" in html and "<td>outside network observer</td>" in html
+    assert "2.93 ± 0.40†" in html and "† VIFp above 1 (host-he/tenseal-ckks 2.93)" in html
+    assert "an outside network observer read on that configuration&#39;s wire" in html
+    attacks_csv = list(csv.DictReader((tmp_path / "r_files" / "attacks.csv").open()))
+    assert [r["threat model"] for r in attacks_csv] == ["aggregator", "aggregator", "observer"]

@@ -13,11 +13,11 @@ from hebench.analysis.threats import (
     dp_bound_lines,
     matrix,
     threat_keys,
-    threat_section,
     threat_verdict_lines,
     threat_words,
 )
 from hebench.cli.render.threats import code, print_threats
+from hebench.report.threat_charts import threat_section
 from hebench.results.records import AttackSummaryRecord, record_from_json
 from tests.report.rows import row
 
@@ -161,3 +161,60 @@ def test_a_larger_batch_is_judged_against_raw_at_that_batch_not_credited_as_a_de
     assert len(lines) == 2 and "at batch 4" in lines[1]
     assert "raw/b4" not in lines[1]  # raw at batch 4 is the reference there, not a protection that defended
     assert "the attack recovered no image from raw" in lines[1]
+
+
+RAW_TEST = "tests/protections/raw/test_red_team.py::test_red_team_raw_colluding_clients_read_every_update"
+HE_TEST = "tests/protections/host_he/test_red_team.py::test_red_team_host_he_colluding_clients_decrypt_every_update"
+EARNED = [
+    *ATTACKS[:2],
+    attack("raw", 0.99, 4, "colluding-clients", k=1, obtains="every-update", evidence=RAW_TEST, conduit="red-team"),
+    attack("host-he/ckks", 0.98, 4, "colluding-clients", k=1, obtains="every-update", evidence=HE_TEST),
+]
+
+
+def test_each_cell_carries_the_test_that_earns_it_and_whether_its_view_was_live():
+    from hebench.analysis.threats import threat_table
+
+    table = threat_table(ROWS, EARNED)
+    assert table is not None and table.keys == ["aggregator", "colluding-clients:1"]
+    raw_ref, he_ref = table.refs[0][1], table.refs[1][1]  # the colluding-client column, raw's row and host-he's
+    assert raw_ref is not None and he_ref is not None and raw_ref != he_ref
+    notes = dict(table.notes)
+    assert notes[raw_ref].name == "test_red_team_raw_colluding_clients_read_every_update"
+    assert notes[raw_ref].how == "live" and notes[he_ref].how == "declared"  # a conduit, or built from the rule
+    assert notes[he_ref].line(he_ref).startswith(f"[{he_ref}] obtains every-update, declared: test_red_team_host_he")
+    assert table.refs[0][0] is None  # the default threat's records here name no evidence
+
+
+def test_the_terminal_cells_point_at_their_tests_listed_below_the_matrix():
+    out = Console(file=io.StringIO(), width=80, record=True)
+    print_threats(out, ROWS, EARNED, {})
+    text = out.export_text()
+    assert "0.99 4/4 [1]" in text and "0.98 4/4 [2]" in text
+    flat = " ".join(text.split())
+    assert "[1] obtains every-update, live: test_red_team_raw_colluding_clients_read_every_update" in flat
+    assert "[2] obtains every-update, declared: test_red_team_host_he_colluding_clients_decrypt_every_update" in flat
+    assert all(len(line) <= 80 for line in text.splitlines())
+
+
+def test_the_report_matrix_and_threat_chart_show_a_short_reference_with_the_full_path_in_its_title(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    from hebench.report.build import build_report
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "run-offload", run)
+    earned = [replace(a, config=c, plan=a.plan.replace(a.config, c)) for a, c in zip(
+        EARNED, ("raw", "host-he/tenseal-ckks") * 2, strict=True)]  # fmt: skip
+    with (run / "results.jsonl").open("a") as fh:
+        for rec in earned:
+            fh.write(json.dumps({"schema": "hebench.results/2", "time": 0.0, **rec.to_json()}) + "\n")
+    html = build_report([run], tmp_path / "r.html").read_text()
+    matrix = html[html.index("By threat model") : html.index("Against:")]
+    assert f'title="{RAW_TEST} (live)">[1]&nbsp;live</a>' in matrix
+    assert f'title="{HE_TEST} (declared)">[2]&nbsp;declared</a>' in matrix
+    assert "<code title=" in matrix and "test_red_team_raw_colluding_clients_read_every_update</code>" in matrix
+    chart = html[html.index("Against:") :]
+    assert "Evidence: raw" in chart and f'title="{HE_TEST} (declared)"' in chart

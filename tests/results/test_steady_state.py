@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.results import read_records
 from tests.results.runs import extended_run
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.results import read_records
 from hebench.runtime.base import ConfigurationRun, Started

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.config.suite import AUTO_POOL_ABOVE, RuntimeSpec, parse_suite
+from hebench.config import AUTO_POOL_ABOVE, RuntimeSpec, parse_suite
 from hebench.errors import SuiteError
 from hebench.runtime.hosting import plan_hosting
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.data.federated import ClientData
 from hebench.errors import PartyError
 from hebench.results import read_records

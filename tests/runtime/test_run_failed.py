@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.report.build import build_report
 from hebench.results import read_records

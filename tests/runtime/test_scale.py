@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
 from tests.conftest import INSTALLED

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hebench.config import Suite, load_suite, parse_suite
 from hebench.config.link_profiles import PROFILES
-from hebench.config.suite import Suite, load_suite, parse_suite
 from hebench.errors import ParameterError, SuiteError
 from hebench.links.plan import MBIT, plan_network
 from hebench.runtime.local.network import check_networks

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import load_suite
+from hebench.config import load_suite
 from hebench.inversion.campaign import plans_for, view_of
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"

@@ -18,8 +18,9 @@ def links_table(records: Iterable[Record], keys: Mapping[str, str]) -> Table | N
     rows = link_rows(records)
     if not rows:
         return None
+    modelled = any(r.modelled for r in rows)  # the " m" mark, explained only where some row carries it
     table = Table(
-        title="on the links, per steady round (model: modelled, not measured)",
+        title="on the links, per steady round" + (" (m: modelled, not measured)" if modelled else ""),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         title_justify="left",

@@ -1,29 +1,29 @@
 """The run summary ``hebench run`` prints: narrow tables (80 columns) over steady rounds, notes, then verdicts.
 
-Notes and verdicts are wrapped here, whole entries kept on one line ("host-he/tenseal-ckks 5" never split),
-long labels replaced by the legend's short keys. Every verdict comes from :mod:`hebench.report` with its
-evidence, as the HTML report prints it.
+Notes and verdicts are wrapped (:mod:`hebench.cli.render.lines`), whole entries kept on one line, configurations
+named by their labels as in the report (the tables use the legend's short keys). Every verdict comes from
+:mod:`hebench.analysis` with its evidence, as the HTML report prints it.
 """
 
 from __future__ import annotations
 
-import re
-import textwrap
 from collections.abc import Mapping, Sequence
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
+from hebench.analysis.advice import defence_lines, offload_lines
+from hebench.analysis.choose import choose
+from hebench.analysis.dropouts import dropout_notes
+from hebench.analysis.load_flags import load_notes
+from hebench.analysis.options import options_for
 from hebench.analysis.summary import SummaryRow
 from hebench.cli.render.legend import label_keys, print_legend
+from hebench.cli.render.lines import print_lines
+from hebench.cli.render.threats import print_threats
 from hebench.results import units as U
 from hebench.results.records import AttackSummaryRecord, RunRecord
-
-INDENT = "      "  # continuation lines of a note or verdict
-SHORT_LABEL = 8  # labels this short are kept in notes and verdicts, not replaced by their key
-NBSP = "\u00a0"
 
 
 def _ratio(r: float | None) -> str:
@@ -39,8 +39,19 @@ def _table(title: str, first: str, columns: Sequence[str]) -> Table:
 
 
 def _steady_title(rows: Sequence[SummaryRow]) -> str:
+    if rows and all(r.includes_warmup for r in rows):
+        return "per round (warm-up included)"
     warm = max((r.warmup_rounds for r in rows), default=0)
     return f"per steady round ({warm} warm-up round{'s' if warm != 1 else ''} left out)" if warm else "per round"
+
+
+def _spread_title(rows: Sequence[SummaryRow]) -> str:
+    """Over what the ranges run: steady rounds, or (said as the notes say it) rounds with the warm-up included."""
+    if rows and all(r.includes_warmup for r in rows):
+        return "spread: min–max over rounds (warm-up included)"
+    if any(r.includes_warmup for r in rows):
+        return "spread: min–max over steady rounds (warm-up included where noted)"
+    return "spread: min–max over steady rounds"
 
 
 def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Table]:
@@ -51,7 +62,7 @@ def summary_tables(rows: Sequence[SummaryRow], keys: dict[str, str]) -> list[Tab
         "config",
         ("client\nCPU", "CPU\n×raw", "upload", "upload\n×raw", "round\nwall", "wall\n×raw"),
     )
-    spread = _table("spread: min–max over steady rounds", "config", ("client CPU", "upload", "round wall"))
+    spread = _table(_spread_title(rows), "config", ("client CPU", "upload", "round wall"))
     phases = _table(
         "wall time per phase, and quality",
         "config",
@@ -110,8 +121,9 @@ def _offload_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
 
 
 def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
-    """What the figures above do not say by themselves: warm-up included, the offload twin, projections."""
-    notes = []
+    """What the figures above do not say by themselves: dropouts counted apart, warm-up included, the offload twin,
+    projections."""
+    notes = dropout_notes(rows)
     cold = [r.config for r in rows if r.includes_warmup]
     if cold:
         notes.append(
@@ -128,47 +140,10 @@ def summary_notes(rows: Sequence[SummaryRow]) -> list[str]:
     return notes
 
 
-def shortened(text: str, keys: Mapping[str, str]) -> str:
-    """``text`` with each configuration label replaced by its short key (when the legend uses keys), longest
-    label first, so ``host-he/x/sel-0.1`` never becomes ``#2/sel-0.1``."""
-    for label in sorted(keys, key=len, reverse=True):
-        if keys[label] != label and len(label) > SHORT_LABEL:  # "raw" stays raw: it is also a word in the text
-            text = re.sub(rf"(?<![\w/.-]){re.escape(label)}(?![\w/-])", keys[label], text)
-    return text
-
-
-def wrapped(text: str, width: int, first: str = "") -> list[str]:
-    """Lines of at most ``width`` columns (a word longer than that stays whole), breaking only between entries:
-    a label and the number after it ("raw 5") stay together, and continuation lines are indented."""
-    glued = text.replace(" ± ", f"{NBSP}±{NBSP}")
-    glued = re.sub(r"(?<=\S) (?=[(]?[\d.]+(?:\s?%)?[),:;]?(?:\s|$))", NBSP, glued)
-    lines = textwrap.wrap(
-        first + glued,
-        width=max(width, 20),
-        subsequent_indent=INDENT,
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-    return [line.replace(NBSP, " ") for line in lines]
-
-
-def print_lines(console: Console, label: str, style: str, lines: Sequence[str], keys: Mapping[str, str]) -> None:
-    """Each line as ``label: text`` wrapped at the console's width, ``label:`` in ``style``, keys for labels."""
-    for line in lines:
-        out = wrapped(shortened(line, keys), console.width, f"{label}: " if label else "- ")
-        for i, piece in enumerate(out):
-            text = Text(piece)
-            if i == 0 and label:
-                text.stylize(style, 0, len(label) + 1)
-            console.print(text, soft_wrap=True, highlight=False)
-
-
 def contended(run: RunRecord | None, rows: Sequence[SummaryRow]) -> bool | None:
     """Whether the run's wall times include waiting for a core (None: not known without its run record)."""
     if run is None:
         return None
-    from hebench.analysis.load_flags import load_notes
-
     return bool(load_notes(run, rows))
 
 
@@ -178,8 +153,6 @@ def print_summary(
     """The summary tables, the legend of short keys, offload against its twin (judged on evidence), then one
     entry per note; returns the keys used. ``run``: the run record, whose load flags say whether round times
     may be judged (without it they are not)."""
-    from hebench.analysis.advice import offload_lines
-
     keys = label_keys([r.config for r in rows])
     print_legend(console, keys)
     for table in summary_tables(rows, keys):
@@ -188,8 +161,8 @@ def print_summary(
         "[dim]CPU: CPU time (OS accounting) of a party's process, or of a pooled or flower-sim client's own "
         "thread; wall: elapsed time; ×raw: ratio to raw.[/]"
     )
-    print_lines(console, "verdict", "bold", offload_lines(rows, contended(run, rows)), keys)
-    print_lines(console, "note", "yellow", [*summary_notes(rows), *notes], keys)
+    print_lines(console, "verdict", "bold", offload_lines(rows, contended(run, rows)))
+    print_lines(console, "note", "yellow", [*summary_notes(rows), *notes])
     return keys
 
 
@@ -203,14 +176,8 @@ def print_verdicts(
     """ "What to choose" and which protections defended, as the report says them, each with its evidence
     (Welch over steady rounds for costs, Wilson/Newcombe for images recovered); to print after the leakage
     table. ``run``: the run record, whose load flags keep contended round times out of the ranking."""
-    from hebench.analysis.advice import defence_lines
-    from hebench.analysis.choose import choose
-    from hebench.analysis.options import options_for
-
     keys = keys if keys is not None else label_keys([r.config for r in rows])
     options = options_for(rows, attacks, contended=contended(run, rows))  # unknown (no run record): not ranked
     console.print("what to choose (the report's verdicts; raw is the reference):")
-    print_lines(console, "", "", [*choose(options), *defence_lines(attacks)], keys)
-    from hebench.cli.render.threats import print_threats
-
+    print_lines(console, "", "", [*choose(options), *defence_lines(attacks)])
     print_threats(console, rows, attacks, keys)

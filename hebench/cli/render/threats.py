@@ -1,6 +1,7 @@
 """The threat-model matrix in the terminal: configuration × adversary → the best attack's leakage, 80 columns wide.
 
-Cells are the best attack's mean SSIM and the images it recovered (k/n; the report adds the Wilson interval);
+Cells are the best attack's mean SSIM, the images it recovered (k/n; the report adds the Wilson interval) and [n],
+the red-team test that earns the cell, listed under the table with how the view was obtained (live or declared);
 columns carry short codes explained under the table, as the report's matrix does in words.
 """
 
@@ -17,11 +18,12 @@ from hebench.analysis.threats import (
     NOT_ATTACKED,
     Cell,
     dp_bound_lines,
-    evidence_lines,
+    footnotes,
     matrix,
     threat_verdict_lines,
     threat_words,
 )
+from hebench.cli.render.lines import print_lines
 from hebench.results.records import AttackSummaryRecord
 
 CODES = {
@@ -42,11 +44,12 @@ def code(key: str) -> str:
     return CODES.get(adversary, adversary).format(k=k, s=strategy)
 
 
-def _shown(c: Cell) -> str:
+def _shown(c: Cell, refs: Mapping[object, int]) -> str:
     if c.ssim is None:
         return NOT_ATTACKED
     stopped = " stop" if "stopped" in c.text else ""
-    return f"{c.ssim:.2f} {c.recovered or ''}{stopped}".strip()
+    ref = f" [{refs[c.earned]}]" if c.earned is not None else ""
+    return f"{c.ssim:.2f} {c.recovered or ''}{stopped}".strip() + ref
 
 
 def print_threats(
@@ -56,14 +59,13 @@ def print_threats(
     keys: Mapping[str, str],
 ) -> None:
     """The matrix (nothing when only the honest-but-curious aggregator attacked), its legend, per threat model
-    which configurations defended (with the images behind it, or what would decide it), the rule and test behind
-    what each adversary obtains, and DP's bounds."""
-    from hebench.cli.render.summary import print_lines
-
+    which configurations defended (with the images behind it, or what would decide it), the red-team test behind
+    each cell (what the adversary obtains, and whether the view was obtained live or declared), and DP's bounds."""
     threats, cells = matrix(rows, attacks)
     if threats:
+        refs = footnotes(cells)
         labels = [keys.get(r.config, r.config) for r in rows]
-        shown = [[_shown(c) for c in line] for line in cells]
+        shown = [[_shown(c, refs) for c in line] for line in cells]
         label_w = min(max(len(x) for x in [*labels, "config"]), 24)
         cell_w = max(len(x) for line in shown for x in line)
         fit = max(1, (console.width - label_w - 2) // (cell_w + 2))  # columns of cells that fit beside the labels
@@ -83,7 +85,8 @@ def print_threats(
                 table.add_row(label, *(line[t] for t in part))
             console.print(table)
         legend = "; ".join(f"{code(t)}: {threat_words(t)}" for t in threats)
-        print_lines(console, "threats", "bold", [legend + ' (– not attacked or not defined; "stop": a defence)'], keys)
-        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks), keys)
-        print_lines(console, "evidence", "dim", evidence_lines(attacks), keys)
-    print_lines(console, "DP bound", "bold", dp_bound_lines(attacks), keys)
+        legend += ' (– not attacked or not defined; "stop": a defence; [n]: the test that earns the cell, below)'
+        print_lines(console, "threats", "bold", [legend])
+        print_lines(console, "evidence", "dim", [proof.line(ref) for proof, ref in refs.items()])
+        print_lines(console, "verdict", "bold", threat_verdict_lines(attacks))
+    print_lines(console, "DP bound", "bold", dp_bound_lines(attacks))

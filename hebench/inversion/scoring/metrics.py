@@ -67,9 +67,13 @@ def uqi(a: np.ndarray, b: np.ndarray, window: int = 8) -> float:
 
 
 def vifp(a: np.ndarray, b: np.ndarray) -> float:
+    """Pixel-domain VIF (Sheikh & Bovik, 2006; sewar's), scored on the 8-bit scale its visual-noise variance
+    (sigma_n^2 = 2) is set for. On [0, 1] pixels that noise swamps the images' own variance, the score becomes a
+    ratio of two near-zero sums, and a noise reconstruction of a low-contrast patch scored up to 7. VIF is not
+    bounded by 1 even so: above 1, the reconstruction has more local contrast where it correlates."""
     from sewar.full_ref import vifp as sewar_vifp
 
-    return float(sewar_vifp(_gray(a), _gray(b)))
+    return float(sewar_vifp(255.0 * _gray(a), 255.0 * _gray(b)))
 
 
 def _msssim(a: np.ndarray, b: np.ndarray) -> float:

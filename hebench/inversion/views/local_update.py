@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hebench.config.suite import TrainingSpec
+from hebench.config import TrainingSpec
 from hebench.fl.training import train_locally
 
 if TYPE_CHECKING:

@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hebench.config.suite import DPSpec
+from hebench.config import DPSpec
 from hebench.inversion.views.local_update import LocalTraining
 from hebench.models.shared import shared_tensors
+from hebench.results.attack_views import View
 
 Attacker = Literal["mask-aware", "fedml-he-zeros", "fedml-he-noise"]
 ATTACKERS: tuple[str, ...] = ("mask-aware", "fedml-he-zeros", "fedml-he-noise")
@@ -172,9 +173,9 @@ def observe(
 ) -> Observation:
     """The aggregator's view: ``raw`` (all), ``he`` (nothing), ``selective`` (coordinates where the mask is False)."""
     base = Observation(model, None, None, shape, classes, batch, clients, local, labels, attacker)
-    if view == "raw":
+    if view == View.RAW:
         return replace(base, gradients=grads)
-    if view == "he":
+    if view == View.HE:
         return base
     assert flat_mask is not None
     if flat_mask.all():  # everything encrypted: nothing usable, as under full HE

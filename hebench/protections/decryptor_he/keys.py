@@ -1,11 +1,11 @@
 """The key authority's side of ``decryptor-he``: only the decryptor gets the secret key set.
 
-Three doors, each admitting by its own credential: the decryptor's (the engine door's credential:
-the decryptor is the mode's one key-holding engine) gets the secret set; the key holders' door,
-where the clients come in, gets the public set; the aggregator's door gets the public set on request,
-as in every mode. Each epoch also has a *sealing key* (Fernet, from the OS's CSPRNG) that the
-decryptor and the clients get and the aggregator never does: the decryptor seals the aggregate it
-decrypts to the clients, so the aggregator relays it without reading it.
+Three doors, each admitting its parties by their own keys (or certificates): the decryptor's door
+(the decryptor only) gets the secret set; the key holders' door, where the clients come in, gets the
+public set; the aggregator's door gets the public set on request, as in every mode. Each epoch also
+has a *sealing key* (Fernet, from the OS's CSPRNG) that the decryptor and the clients get and the
+aggregator never does: the decryptor seals the aggregate it decrypts to the clients, so the aggregator
+relays it without reading it.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from cryptography.fernet import Fernet
 
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PeerClosedError
+from hebench.fl.key_authority import admit_clients, admit_one
 from hebench.fl.key_epochs import EpochKeys
-from hebench.fl.keyring import KEEP_EPOCHS
+from hebench.fl.keyring import KeyRing
 from hebench.fl.party import PartyContext
-from hebench.net.transport import Channel, Door, Message, accept
+from hebench.net.messages import MessageKind
+from hebench.net.transport import Channel, Door, Message
 
 
 class SealedEpochKeys(EpochKeys):
@@ -35,10 +37,10 @@ class SealedEpochKeys(EpochKeys):
         seal = self.seals.setdefault(epoch, Fernet.generate_key())
         decryptor, *clients = self.pushed
         meta = {"epoch": epoch, "run": self.ctx.run_id}
-        decryptor.send(Message("keys", {**meta, "secret": True}, (secret, seal)))
+        decryptor.send(Message(MessageKind.KEYS, {**meta, "secret": True}, (secret, seal)))
         for client in clients:
             try:
-                client.send(Message("keys", {**meta, "secret": False}, (public, seal)))
+                client.send(Message(MessageKind.KEYS, {**meta, "secret": False}, (public, seal)))
             except PeerClosedError:  # a client that died is a dropout, not the end of the run (the decryptor's is)
                 if not self.ctx.suite.faults_tolerated(self.ctx.config):
                     raise
@@ -50,45 +52,32 @@ def serve_decryptor_keys(
 ) -> None:
     """Admit the decryptor, the clients and the aggregator at their doors, then answer the aggregator's requests
     for each epoch's public set (pushing every party its own set first)."""
-    decryptor = accept(decryptor_door, "the decryptor at its door", ctx.timeout_s)
-    decryptor.recv("hello")
+    decryptor = admit_one(decryptor_door, "decryptor's", ctx)
     decryptor.peer = "the decryptor"
     decryptor_door.close()
-    clients = [accept(clients_door, "a client", ctx.timeout_s) for _ in range(ctx.suite.data.clients)]
-    for client in clients:
-        client.peer = f"client {int(client.recv('hello').meta['client'])}"
+    clients = admit_clients(clients_door, ctx.suite.data.clients, ctx)
     clients_door.close()
-    aggregator = accept(public_door, "the aggregator at its door", ctx.timeout_s)
-    aggregator.recv("hello")
+    aggregator = admit_one(public_door, "aggregator's", ctx)
     aggregator.peer = "the aggregator"
     public_door.close()
     keys = SealedEpochKeys(ctx, decryptor, clients, records)
-    while (request := aggregator.recv()).kind != "done":
+    while (request := aggregator.recv()).kind != MessageKind.DONE:
         epoch = int(request.meta["epoch"])
         _, public = keys.get(epoch)
-        aggregator.send(Message("keys", {"epoch": epoch, "secret": False}, (public,)))  # never the secret or seal
-    decryptor.send(Message("done"))
+        aggregator.send(
+            Message(MessageKind.KEYS, {"epoch": epoch, "secret": False}, (public,))
+        )  # never the secret or seal
+    decryptor.send(Message(MessageKind.DONE))
     for party in [decryptor, *clients, aggregator]:
         party.close()
 
 
-class SealedKeys:
-    """Key sets and sealing keys by epoch, as the key authority pushes them (the decryptor's and the clients')."""
+class SealedKeys(KeyRing):
+    """Key sets and sealing keys by epoch, (adapter, seal), taken as the key authority pushes them (the decryptor's
+    and the clients'): :meth:`get` waits for an epoch, :meth:`until_done` for the authority's end of the run."""
 
-    def __init__(self, source: Channel, load: Callable[[bytes], HEAdapter] = load_adapter) -> None:
-        self.source, self._load = source, load
-        self._sets: dict[int, tuple[HEAdapter, bytes]] = {}
+    def __init__(self, source: Channel, load: Callable[[bytes], HEAdapter] = load_adapter, timeout_s: float = 900.0):
+        super().__init__(source, timeout_s, load, unpack=lambda msg: (load(msg.parts[0]), msg.parts[1]))
 
     def get(self, epoch: int) -> tuple[HEAdapter, bytes]:
-        """(key set, sealing key) of ``epoch``, reading pushes until it has arrived."""
-        while epoch not in self._sets:
-            msg = self.source.recv("keys")
-            self._sets[int(msg.meta["epoch"])] = (self._load(msg.parts[0]), msg.parts[1])
-            for old in sorted(self._sets)[:-KEEP_EPOCHS]:
-                del self._sets[old]
-        return self._sets[epoch]
-
-    def until_done(self) -> None:
-        """Read what is left (later epochs' pushes) until the key authority says the run is done."""
-        while self.source.recv().kind != "done":
-            pass
+        return super().get(epoch)

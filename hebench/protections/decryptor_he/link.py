@@ -59,7 +59,7 @@ def decryptor_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: Phase
     """Public keys from the key authority (key holders' door), uploads to the aggregator."""
     with meter.phase("keys"):
         ka = dial_key_authority(ctx, wiring)
-    keys = SealedKeys(ka, SHARED_KEYS.load if ctx.worker is not None else load_adapter)
-    cipher = KeyHolderCipher(public_only(keys), require_secret=False, on_close=ka.close)
+    keys = SealedKeys(ka, SHARED_KEYS.load if ctx.worker is not None else load_adapter, ctx.timeout_s)
+    cipher = KeyHolderCipher(public_only(keys), require_secret=False, on_close=keys.close)
     base = DirectLink(dial_aggregator(ctx, wiring, samples), cipher, ctx.suite.runtime.chunk_values)
     return DecryptorLink(base, keys)

@@ -16,10 +16,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from hebench.config.suite import DPSpec
 from hebench.inversion.views.local_update import LocalTraining, client_update
 from hebench.protections.dp.mechanism import SampleLevelDP, privatize_update
 from hebench.protections.dp.noise import SeededNoise
+from hebench.protections.dp.spec import DPSpec
 
 
 def dp_upload(

@@ -26,9 +26,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from hebench.config.suite import DPSpec
 from hebench.errors import ParameterError
 from hebench.protections.dp.noise import NoiseSource, SecretNoise
+from hebench.protections.dp.spec import DPSpec
 
 INSTALL_HINT = "pip install 'hebench[dp]' (Opacus)"
 

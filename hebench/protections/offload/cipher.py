@@ -11,6 +11,7 @@ import numpy as np
 
 from hebench.fl.cipher import Cipher
 from hebench.fl.meter import PhaseMeter
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 
 
@@ -31,10 +32,10 @@ class EngineCipher(Cipher):
 
     def encrypt(self, pieces: list[np.ndarray], epoch: int, meter: PhaseMeter) -> tuple[bytes, ...]:
         values = np.concatenate(pieces) if pieces else np.empty(0, np.float32)
-        return self._ask("encrypt", epoch, (values.astype("<f4").tobytes(),), meter).parts
+        return self._ask(MessageKind.ENCRYPT, epoch, (values.astype("<f4").tobytes(),), meter).parts
 
     def decrypt(self, blobs: tuple[bytes, ...], epoch: int, meter: PhaseMeter) -> np.ndarray:
-        return np.frombuffer(self._ask("decrypt", epoch, blobs, meter).parts[0], dtype="<f4")
+        return np.frombuffer(self._ask(MessageKind.DECRYPT, epoch, blobs, meter).parts[0], dtype="<f4")
 
     def close(self) -> None:
         self.channel.hang_up()

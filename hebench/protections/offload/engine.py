@@ -1,11 +1,15 @@
 """The offload engine: holds the keys, encrypts the host's update, decrypts the aggregate.
 
 A long-lived server (``hebench engine serve``) that can run on a DPU. Two
-kinds of peer connect: the key authority (pushes a secret key set per epoch;
-with TLS only a peer whose certificate names it the key authority is
-accepted) and hosts (one session each; with TLS only the host its own
-certificate names: engine ``i`` serves host ``i``). An engine the local
-runtime started ends when the runtime tells it to, on its control pipe.
+kinds of peer connect: the key authority (pushes a secret key set per epoch,
+with the run's decryption allowance) and hosts (one session each). Who a peer
+is comes from its credential, never from its hello: with TLS, its certificate
+(only ``hebench-key-authority`` delivers keys; engine ``i`` serves host ``i``);
+an engine the local runtime started without TLS admits only its own host and
+the key authority, each by its own door key (:mod:`hebench.net.door_keys`). An
+engine decrypts at most one aggregate of the model's length per round of a run,
+for its own host (:mod:`hebench.fl.allowance`), whichever session asks. An
+engine the local runtime started ends when the runtime tells it to, on its control pipe.
 Unauthenticated peers wait in a bounded handshake pool
 (:mod:`hebench.net.admission`). For a session the engine dials the
 aggregator as that client's proxy: the host sends plaintext to the engine
@@ -31,13 +35,17 @@ import numpy as np
 
 from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import HebenchError, PartyError
+from hebench.fl.allowance import Allowance, Decryptions
 from hebench.fl.keyring import KeyRing
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import KEY_AUTHORITY, client_party
 from hebench.fl.streams import AGGREGATE_CHUNKS
 from hebench.net import stream
 from hebench.net.admission import FAILED, HandshakePool
-from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, served_host
+from hebench.net.certs import HOST_CN_PREFIX, KEY_AUTHORITY_CN, TLSFiles, common_name, host_cn, served_host
+from hebench.net.door_keys import DoorKeys
 from hebench.net.limits import HANDSHAKE_S
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
 from hebench.protections.offload.service import ServiceSession
 
@@ -49,7 +57,9 @@ class EngineConfig:
     host: str = "127.0.0.1"
     port: int = 0
     tls: TLSFiles | None = None
-    authkey: bytes | None = None  # shared key when running without TLS (local engines)
+    # without TLS: the door keys of its own host and the key authority (local engines), or one shared key
+    # (``hebench engine serve --authkey-file``: a trusted network, where a peer's word is all there is)
+    authkey: bytes | DoorKeys | None = None
     cores: tuple[int, ...] | None = None
     timeout_s: float = 900.0
     transcripts: str | None = None  # folder: keep every byte received (security tests)
@@ -72,6 +82,8 @@ class EngineServer:
         if config.cores:
             os.sched_setaffinity(0, set(config.cores))
         self._rings: dict[str, KeyRing] = {}  # run id -> key sets by epoch: a long-lived engine serves many runs
+        self._allowances: dict[str, Allowance] = {}  # run id -> what it may decrypt (from the key authority)
+        self._decryptions: dict[tuple[str, int], Decryptions] = {}  # (run, host) -> what it decrypted so far
         self._rings_lock = threading.Lock()
         self._tls = stream.server_context(config.tls) if config.tls else None
         # the one host this engine serves (engine-i.pem serves host-i); None: any host of its CA (an engine
@@ -89,6 +101,18 @@ class EngineServer:
             if run not in self._rings:
                 self._rings[run] = KeyRing(timeout_s=self.config.timeout_s)
             return self._rings[run]
+
+    def decryptions(self, run: str, host: int) -> Decryptions:
+        """What this engine decrypted for ``host`` in ``run``, against the allowance its key authority delivered
+        with the run's key sets (PartyError if none came: nothing is decrypted without one)."""
+        with self._rings_lock:
+            if run not in self._allowances:
+                raise PartyError(
+                    "no decryption allowance came with this run's key sets", "the key authority must deliver one"
+                )
+            if (run, host) not in self._decryptions:
+                self._decryptions[(run, host)] = Decryptions(self._allowances[run], f"the engine of host {host}")
+            return self._decryptions[(run, host)]
 
     def _transcript(self, name: str):
         if not self.config.transcripts:
@@ -148,33 +172,56 @@ class EngineServer:
             return cn == self.serves
         return (cn or "").startswith(HOST_CN_PREFIX)
 
+    def _is_key_authority(self, framed: stream.FramedSocket) -> bool:
+        """The peer proved it is the key authority: its certificate, or its own door key (a shared key proves
+        nothing beyond holding it)."""
+        if self._tls is not None:
+            return framed.peer_common_name() == KEY_AUTHORITY_CN
+        return framed.party == KEY_AUTHORITY if isinstance(self.config.authkey, DoorKeys) else True
+
+    def _host(self, framed: stream.FramedSocket, hello: dict[str, Any]) -> int:
+        """The host a session is for: the one its credential proves, which must be the client its hello names."""
+        client = int(hello["client"])
+        cn = framed.peer_common_name()
+        if self._tls is not None:
+            if not self._serves(cn):
+                raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
+            if cn != host_cn(client):
+                raise PartyError(f"'{cn}' opened a session as host {client}", "a host opens sessions as itself only")
+        elif isinstance(self.config.authkey, DoorKeys) and framed.party != client_party(client):
+            raise PartyError(
+                f"'{framed.party}' opened a session as host {client}",
+                "a host opens sessions as itself only, at its own engine",
+            )
+        return client
+
     def _handle(self, framed: stream.FramedSocket, address: str = "peer") -> None:
         channel = Channel(framed, "peer", self.config.timeout_s)  # type: ignore[arg-type]
         if self.config.max_frame_bytes:
             channel.max_frame = self.config.max_frame_bytes
         try:
-            hello = channel.recv("hello")
-            role, cn = hello.meta.get("role"), framed.peer_common_name()
+            hello = channel.recv(MessageKind.HELLO)
+            role = hello.meta.get("role")
             if role == "key_authority":
-                if self._tls and cn != KEY_AUTHORITY_CN:
-                    raise PartyError(f"refused key delivery from '{cn}'", "only the key authority may deliver keys")
+                if not self._is_key_authority(framed):
+                    who = framed.peer_common_name() or framed.party
+                    raise PartyError(f"refused key delivery from '{who}'", "only the key authority may deliver keys")
                 channel.peer = "key authority"
                 channel.record_to(self._transcript("engine-keys"))
                 self._receive_keys(channel)
             elif role == "host":
-                if not self._serves(cn):
-                    raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
-                channel.peer = f"host {hello.meta.get('client')}"
+                host = self._host(framed, hello.meta)
+                channel.peer = f"host {host}"
                 channel.record_to(self._transcript("engine-from-host"))
                 Session(self, channel, hello.meta).run()
             elif role == "service":  # a framework's client mod: encrypt/decrypt on request, results go back
-                if not self._serves(cn):
-                    raise PartyError(f"refused a session from '{cn}'", self._serving_fix())
+                host = self._host(framed, hello.meta)
                 if not hello.meta.get("run"):
                     raise PartyError("the service session names no run", "update the host to this hebench version")
-                channel.peer = f"host {hello.meta.get('client')}"
+                run = str(hello.meta["run"])
+                channel.peer = f"host {host}"
                 channel.record_to(self._transcript("engine-from-host"))
-                ServiceSession(self.keys(str(hello.meta["run"])), channel).run()
+                ServiceSession(self.keys(run), channel, lambda: self.decryptions(run, host)).run()
             else:
                 raise PartyError(f"unknown role '{role}'", "connect as key_authority, host or service")
         except HebenchError as err:
@@ -194,11 +241,16 @@ class EngineServer:
     def _receive_keys(self, channel: Channel) -> None:
         while True:
             msg = channel.recv()
-            if msg.kind == "done":
+            if msg.kind == MessageKind.DONE:
                 return
-            if msg.kind != "keys":
+            if msg.kind != MessageKind.KEYS:
                 raise PartyError(f"unexpected '{msg.kind}' from the key authority", "protocol mismatch")
-            self.keys(str(msg.meta.get("run", ""))).add(int(msg.meta["epoch"]), msg.parts[0])
+            run = str(msg.meta.get("run", ""))
+            if "allow" in msg.meta:
+                allowance = Allowance.from_json(msg.meta["allow"])
+                with self._rings_lock:
+                    self._allowances.setdefault(run, allowance)  # one allowance a run: a later one changes nothing
+            self.keys(run).add(int(msg.meta["epoch"]), msg.parts[0])
 
 
 class Session:
@@ -211,25 +263,37 @@ class Session:
         self.chunk_values = int(hello["chunk_values"])
         if not hello.get("run"):
             raise PartyError("the host's session names no run", "update the host to this hebench version")
-        self.keys = engine.keys(str(hello["run"]))
+        self.run_id = str(hello["run"])
+        self.keys = engine.keys(self.run_id)
         address = tuple(hello["aggregator"])
         authkey, config = bytes.fromhex(hello["authkey"]), engine.config
-        self.agg = connect(address, authkey, "aggregator", config.timeout_s, tls=config.upload_tls, server="aggregator")  # type: ignore[arg-type]
+        self.agg = connect(
+            address,  # type: ignore[arg-type]
+            authkey,  # the host's own key at the aggregator's door: this engine uploads as its proxy
+            "aggregator",
+            config.timeout_s,
+            tls=config.upload_tls,
+            server="aggregator",
+            party=client_party(self.client),
+        )
         self.meter = PhaseMeter()
 
     def run(self) -> None:
-        self.agg.send(Message("hello", {"role": "client", "client": self.client, "samples": self.samples}))
+        self.agg.send(Message(MessageKind.HELLO, {"role": "client", "client": self.client, "samples": self.samples}))
         try:
             while True:
                 msg = self.agg.recv()
-                if msg.kind == "done":
-                    self.host.send(Message("done"))
+                if msg.kind == MessageKind.DONE:
+                    self.host.send(Message(MessageKind.DONE))
                     return
                 self._round(msg)
         finally:
             self.agg.close()
 
-    REPLIES: ClassVar[dict[str, tuple[str, str]]] = {"train": ("aggregate", "result"), "map": ("map_sum", "map_result")}
+    REPLIES: ClassVar[dict[str, tuple[str, str]]] = {
+        MessageKind.TRAIN: (MessageKind.AGGREGATE, MessageKind.RESULT),
+        MessageKind.MAP: (MessageKind.MAP_SUM, MessageKind.MAP_RESULT),
+    }
 
     def _round(self, msg: Message) -> None:
         """A training round ("train") or the mask agreement ("map"): relay, encrypt, decrypt.
@@ -240,7 +304,7 @@ class Session:
         before = (self.host.bytes_sent, self.host.bytes_received, self.agg.bytes_sent, self.agg.bytes_received)
         with self.meter.phase("keys"):
             adapter = self.keys.get(epoch)
-        stage = msg.kind if msg.kind in self.REPLIES else ("map" if r < 0 else "train")
+        stage = msg.kind if msg.kind in self.REPLIES else (MessageKind.MAP if r < 0 else MessageKind.TRAIN)
         expect, result_kind = self.REPLIES[stage]
         if msg.kind in self.REPLIES:
             self.host.send(Message(msg.kind, {"round": r, "epoch": epoch}))
@@ -260,17 +324,19 @@ class Session:
         meta = {"round": r, "epoch": epoch, "weights": last.meta["weights"], "engine": report, "plain_parts": 0}
         meta.update({k: last.meta[k] for k in ("weight_total", "skipped") if k in last.meta})  # hebench.faults
         self.host.send(Message(result_kind, meta))
-        ack = self.host.recv("ack")
-        self.agg.send(Message("ack", {"round": r, **({"left": ack.meta["left"]} if "left" in ack.meta else {})}))
+        ack = self.host.recv(MessageKind.ACK)
+        self.agg.send(
+            Message(MessageKind.ACK, {"round": r, **({"left": ack.meta["left"]} if "left" in ack.meta else {})})
+        )
 
     def _relay_aggregate(self, adapter: Any, msg: Message, expect: str, r: int, epoch: int) -> Message:
         """Decrypt the aggregate chunk by chunk, each to the host as it is done (plaintext chunks pass through);
         returns the aggregate's end message."""
         head = {"round": r, "epoch": epoch}
         while msg.kind in AGGREGATE_CHUNKS:
-            if msg.kind == "aggregate_plain":  # selective: the plaintext sums pass through
+            if msg.kind == MessageKind.AGGREGATE_PLAIN:  # selective: the plaintext sums pass through
                 with self.meter.phase("send"):
-                    self.host.send(Message("result_plain", {**head, **_place(msg)}, msg.parts))
+                    self.host.send(Message(MessageKind.RESULT_PLAIN, {**head, **_place(msg)}, msg.parts))
             else:
                 self._decrypt_to_host(adapter, msg.parts[0], {**head, **_place(msg)})
             with self.meter.phase("wait"):
@@ -285,11 +351,12 @@ class Session:
     def _decrypt_to_host(self, adapter: Any, blob: bytes, meta: dict[str, Any]) -> None:
         with self.meter.phase("deserialize"):
             enc = adapter.deserialize(blob)
+        self.engine.decryptions(self.run_id, self.client).admit(int(meta["round"]), enc.length)  # before decrypting
         with self.meter.phase("decrypt"):
             values = adapter.decrypt(enc).astype("<f4")
         del enc
         with self.meter.phase("send"):
-            self.host.send(Message("result_chunk", meta, (values.tobytes(),)))
+            self.host.send(Message(MessageKind.RESULT_CHUNK, meta, (values.tobytes(),)))
 
     def _stream_update(self, adapter: Any, r: int, pre: PreWeight | None = None) -> None:
         """Encrypt chunks as they arrive; a sender thread forwards the previous chunk meanwhile."""
@@ -315,24 +382,24 @@ class Session:
             with self.meter.phase("serialize"):
                 blob = adapter.serialize(enc)
             with self.meter.phase("send"):
-                outbox.put(Message("update_chunk", {"round": r}, (blob,)))
+                outbox.put(Message(MessageKind.UPDATE_CHUNK, {"round": r}, (blob,)))
 
         try:
             while True:
                 with self.meter.phase("receive"):
                     msg = self.host.recv()
-                if msg.kind == "leave":  # the host left the round before uploading (hebench.faults)
-                    outbox.put(Message("leave", {"round": r, "phase": msg.meta.get("phase", "unknown")}))
+                if msg.kind == MessageKind.LEAVE:  # the host left the round before uploading (hebench.faults)
+                    outbox.put(Message(MessageKind.LEAVE, {"round": r, "phase": msg.meta.get("phase", "unknown")}))
                     break
-                if msg.kind == "update_end":
+                if msg.kind == MessageKind.UPDATE_END:
                     if len(pending):
                         forward(pending)
-                    outbox.put(Message("update_end", {"round": r, "samples": int(msg.meta["samples"])}))
+                    outbox.put(Message(MessageKind.UPDATE_END, {"round": r, "samples": int(msg.meta["samples"])}))
                     break
-                if msg.kind == "plain_part":  # selective: the unencrypted coordinates, forwarded as they are
-                    outbox.put(Message("plain_part", {"round": r}, msg.parts))
+                if msg.kind == MessageKind.PLAIN_PART:  # selective: the unencrypted coordinates, forwarded as they are
+                    outbox.put(Message(MessageKind.PLAIN_PART, {"round": r}, msg.parts))
                     continue
-                if msg.kind != "update_chunk":
+                if msg.kind != MessageKind.UPDATE_CHUNK:
                     raise PartyError(f"expected update chunks from the host, got '{msg.kind}'", "protocol mismatch")
                 pending = np.concatenate([pending, np.frombuffer(msg.parts[0], dtype="<f4")])
                 while len(pending) >= size:

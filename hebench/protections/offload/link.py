@@ -15,9 +15,10 @@ import numpy as np
 from hebench.fl.chunks import chunks_of
 from hebench.fl.link import Link, Opened
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.party import AGGREGATOR_DOOR, PartyContext, Wiring, client_party, engine_door
 from hebench.fl.streams import RESULT_CHUNKS, read_aggregate
 from hebench.net.certs import ENGINE_CN, TLSFiles, engine_cn
+from hebench.net.messages import MessageKind
 from hebench.net.shaping.scope import mark_on_device
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
@@ -42,7 +43,7 @@ def engine_names(index: int) -> tuple[str, ...]:
 class EngineLink(Link):
     """Plaintext chunks to the engine and back: the engine streams the decrypted aggregate in as it decrypts it."""
 
-    reply_kinds = {"train": "result", "map": "map_result"}  # noqa: RUF012 - read only
+    reply_kinds = {MessageKind.TRAIN: MessageKind.RESULT, MessageKind.MAP: MessageKind.MAP_RESULT}  # noqa: RUF012 - read only
     chunk_kinds = RESULT_CHUNKS
 
     def __init__(self, engine: Channel, chunk_values: int) -> None:
@@ -55,11 +56,13 @@ class EngineLink(Link):
         r = int(meta["round"])
         with meter.phase("send"):
             for values in chunks_of(encrypted, self.chunk_values):
-                self.channel.send(Message("update_chunk", {"round": r}, (values.astype("<f4").tobytes(),)))
+                self.channel.send(Message(MessageKind.UPDATE_CHUNK, {"round": r}, (values.astype("<f4").tobytes(),)))
             if plain is not None:
                 for values in chunks_of([plain], self.chunk_values):
-                    self.channel.send(Message("plain_part", {"round": r}, (PLAIN.serialize(PLAIN.encrypt(values)),)))
-            self.channel.send(Message("update_end", {"round": r, "samples": int(meta["samples"])}))
+                    self.channel.send(
+                        Message(MessageKind.PLAIN_PART, {"round": r}, (PLAIN.serialize(PLAIN.encrypt(values)),))
+                    )
+            self.channel.send(Message(MessageKind.UPDATE_END, {"round": r, "samples": int(meta["samples"])}))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
         def values(blob: bytes) -> np.ndarray:
@@ -79,22 +82,23 @@ def engine_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMet
     framed = dial(
         tuple(address),
         tls=tls,
-        authkey=None if tls else creds.engine,
+        authkey=None if tls else creds.key(engine_door(index)),  # this host's own key at its own engine's door
         peer=f"engine {index}",
         server_names=engine_names(index),
         retry_s=ctx.suite.measure.setup_timeout_s,
+        party=client_party(index),
     )
     engine = Channel(framed, f"engine {index}", ctx.timeout_s, ctx.transcript(f"client-{index}"))  # type: ignore[arg-type]
     mark_on_device(engine.conn)  # host <-> its engine stays inside the client's device
-    assert creds.aggregator is not None
     hello = {
         "role": "host",
         "client": index,
         "samples": samples,
         "aggregator": list(wiring.aggregator),
-        "authkey": creds.aggregator.hex(),  # the aggregator's upload door: the engine uploads as this client's proxy
+        # this host's key at the aggregator's door: the engine uploads as its proxy (and as nobody else)
+        "authkey": creds.key(AGGREGATOR_DOOR).hex(),
         "chunk_values": ctx.suite.offload.chunk_values,
         "run": ctx.run_id,
     }
-    engine.send(Message("hello", hello))
+    engine.send(Message(MessageKind.HELLO, hello))
     return EngineLink(engine, ctx.suite.offload.chunk_values)

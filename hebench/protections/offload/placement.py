@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hebench.config.suite import OffloadSpec
+from hebench.config import OffloadSpec
 
 
 @dataclass(frozen=True)

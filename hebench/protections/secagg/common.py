@@ -12,14 +12,18 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from flwr.common.secure_aggregation.quantization import quantize
 
 from hebench.errors import PartyError
-from hebench.protections.params import SecAggParams
+from hebench.protections.secagg.params import SecAggParams
 
 CURVE = ec.SECP384R1()  # Flower's SecAgg+ curve
 
 
 def ring_neighbours(members: list[int], params: SecAggParams) -> dict[int, list[int]]:
     """Each member's neighbours: the ``neighbours(len(members))`` nearest on a ring of the sorted members."""
-    ordered = sorted(members)
+    return ring_over(sorted(members), params)
+
+
+def ring_over(ordered: list[int], params: SecAggParams) -> dict[int, list[int]]:
+    """Each member's neighbours: the ``neighbours(len(ordered))`` nearest on a ring in the order given."""
     n = len(ordered)
     half = min(params.neighbours(n), n - 1)
     left, right = half // 2 + half % 2, half // 2

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from hebench.config.suite import SelectiveSpec
 from hebench.protections.selective.masks import layer_mask, local_map, top_fraction
+from hebench.protections.selective.spec import SelectiveSpec
 
 
 def client_map(spec: SelectiveSpec, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, seed: int) -> np.ndarray:

@@ -17,10 +17,10 @@ from typing import Literal
 import numpy as np
 import torch
 
-from hebench.config.suite import SelectiveSpec
 from hebench.data.federated import ClientData
 from hebench.errors import ParameterError
 from hebench.protections.selective.masks import layer_mask, local_map, top_fraction
+from hebench.protections.selective.spec import SelectiveSpec
 
 MaskSource = Literal["sample", "local", "global"]
 MASK_SOURCES: tuple[str, ...] = ("sample", "local", "global")

@@ -5,10 +5,17 @@ its K shares sent (``share_chunk`` {round, offset, values}) before the next is e
 (``update`` to the coordinator, ``share`` to each holder); the K sums come back as chunks (the coordinator's
 ``aggregate_chunk``, each holder's ``share_sum_chunk``) read in step, chunk k of every sum combined and decoded
 into place before chunk k + 1 is read. No party builds a whole share.
+
+The coordinator could hand some clients a sum of its own making (the true one plus an offset: a dead model for
+the non-victims, trap weights), which nobody but the client would see; so each client then tells every share
+holder the digest of what the coordinator sent it (``sum_digest``), and a holder sums no further round unless
+every client saw the same (:func:`hebench.protections.sharing.holder.check_same_sums`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import numpy as np
@@ -16,19 +23,23 @@ import numpy as np
 from hebench.errors import PartyError
 from hebench.fl.link import DirectLink, Link, Opened, direct_link
 from hebench.fl.meter import PhaseMeter
-from hebench.fl.party import PartyContext, Wiring
+from hebench.fl.party import PartyContext, Wiring, client_party
 from hebench.fl.ring_stream import spans
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message, connect
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import check_range, combine, decode, encode, split
 
 
 class ShareLink(DirectLink):
     """Aggregator 0 (the coordinator) on ``channel``; aggregators 1..K-1 on ``holders``."""
 
-    def __init__(self, base: DirectLink, holders: list[Channel], params: SecretSharingParams) -> None:
+    def __init__(
+        self, base: DirectLink, holders: list[Channel], params: SecretSharingParams, rounds: int | None = None
+    ) -> None:
         super().__init__(base.channel, base.cipher, base.chunk_values)
         self.holders, self.params = holders, params
+        self.rounds = rounds  # the run's rounds: after the last, no holder reads a digest
         self.rng = np.random.default_rng()  # stochastic rounding only; shares come from the OS's CSPRNG
 
     def upload(
@@ -44,23 +55,37 @@ class ShareLink(DirectLink):
                 shares = split(encode(vector[start:stop], samples, self.params, self.rng), 1 + len(self.holders))
             with meter.phase("send"):
                 for channel, share in zip([self.channel, *self.holders], shares, strict=True):
-                    channel.send(Message("share_chunk", {**head, "offset": start, "values": n}, (share.tobytes(),)))
+                    channel.send(
+                        Message(MessageKind.SHARE_CHUNK, {**head, "offset": start, "values": n}, (share.tobytes(),))
+                    )
             del shares
         with meter.phase("send"):
-            self.channel.send(Message("update", {**meta, "plain_parts": 0, "values": n}))
+            self.channel.send(Message(MessageKind.UPDATE, {**meta, "plain_parts": 0, "values": n}))
             for holder in self.holders:
-                holder.send(Message("share", {**head, "values": n}))
+                holder.send(Message(MessageKind.SHARE, {**head, "values": n}))
 
     def leave(self, round_index: int, phase: str) -> None:
         """Tell every aggregator (a client that stops answering is not yet survived: hebench.faults)."""
         super().leave(round_index, phase)
         for holder in self.holders:
-            holder.send(Message("leave", {"round": round_index, "phase": phase}))
+            holder.send(Message(MessageKind.LEAVE, {"round": round_index, "phase": phase}))
 
     def open(self, msg: Message, epoch: int, meter: PhaseMeter) -> Opened:
-        """The FedAvg rebuilt chunk by chunk: chunk k of the coordinator's sum and of every holder's, combined."""
+        """The FedAvg rebuilt chunk by chunk: chunk k of the coordinator's sum and of every holder's, combined; then
+        the digest of the coordinator's sum to every holder."""
+        digest = CoordinatorDigest()
+        opened = self._open(msg, meter, digest)
+        if self.rounds is None or digest.round is None or digest.round < self.rounds - 1:  # a round follows
+            with meter.phase("send"):
+                for holder in self.holders:
+                    meta = {"round": digest.round, "digest": digest.hexdigest()}
+                    holder.send(Message(MessageKind.SUM_DIGEST, meta))
+        return opened
+
+    def _open(self, msg: Message, meter: PhaseMeter, digest: CoordinatorDigest) -> Opened:
         vector: np.ndarray | None = None
         while msg.kind in self.chunk_kinds:
+            digest.add(msg)
             offset, values = int(msg.meta["offset"]), int(msg.meta["values"])
             with meter.phase("receive_sums"):
                 sums = [msg.parts[0], *(self._holder_chunk(h, offset, values) for h in self.holders)]
@@ -74,11 +99,12 @@ class ShareLink(DirectLink):
             del sums, total
             with meter.phase("wait"):
                 msg = self.channel.recv()
-        if msg.kind != "aggregate":
+        if msg.kind != MessageKind.AGGREGATE:
             raise PartyError(f"expected 'aggregate' from {self.channel.peer}, got '{msg.kind}'", "same hebench?")
+        digest.add(msg)
         ends = []
         for h in self.holders:  # the holders' end messages (after their chunks, if a skipped round had any)
-            while (end := h.recv()).kind != "share_sum":
+            while (end := h.recv()).kind != MessageKind.SHARE_SUM:
                 pass
             ends.append(end)
         if msg.meta.get("skipped"):  # nobody (or too few) arrived: no aggregate
@@ -90,7 +116,7 @@ class ShareLink(DirectLink):
         return Opened(found, np.empty(0, np.float32), msg.meta["weights"])
 
     def _holder_chunk(self, holder: Channel, offset: int, values: int) -> bytes:
-        got = holder.recv("share_sum_chunk")
+        got = holder.recv(MessageKind.SHARE_SUM_CHUNK)
         if (int(got.meta["offset"]), int(got.meta["values"])) != (offset, values):
             raise PartyError(
                 f"{holder.peer} sent its sum's chunk at {got.meta['offset']}, the coordinator its at {offset}",
@@ -106,6 +132,28 @@ class ShareLink(DirectLink):
         for holder in self.holders:
             holder.close()
         super().close()
+
+
+class CoordinatorDigest:
+    """SHA-256 over what the coordinator sent this client of a round's aggregate: every chunk (its place and the
+    sample total it is decoded with, its bytes) and the end message's fields that shape the FedAvg."""
+
+    FIELDS = ("round", "samples_total", "weights", "summed", "skipped", "weight_total")
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+        self.round: int | None = None
+
+    def add(self, msg: Message) -> None:
+        fields = {k: msg.meta.get(k) for k in ("offset", "values", *self.FIELDS)}
+        if self.round is None and msg.meta.get("round") is not None:
+            self.round = int(msg.meta["round"])
+        self._hash.update(json.dumps([msg.kind, fields], sort_keys=True).encode())
+        for part in msg.parts:
+            self._hash.update(len(part).to_bytes(8, "big") + part)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
 
 
 def _mismatch(coordinator: Message, holders: list[tuple[str, Message]]) -> str | None:
@@ -135,20 +183,22 @@ def share_link(ctx: PartyContext, wiring: Wiring, samples: int, meter: PhaseMete
             "run it on the local runtime (hebench run without --engine flower)",
         )
     base = direct_link(ctx, wiring, samples, meter)
-    assert isinstance(base, DirectLink) and ctx.credentials.aggregator is not None
+    assert isinstance(base, DirectLink)
     holders = []
     with meter.phase("connect"):
-        tls = ctx.tls_for(f"client-{ctx.client_index}")  # transport: tls covers the shares too
+        party = client_party(ctx.client_index)
+        tls = ctx.tls_for(party)  # transport: tls covers the shares too
         for k, address in enumerate(wiring.helpers, start=1):
             ch = connect(
                 address,
-                ctx.credentials.aggregator,
+                ctx.credentials.key(f"aggregator-{k}"),  # this client's own key at holder k's door
                 f"aggregator {k}",
                 ctx.timeout_s,
                 tls=tls,
                 server=f"aggregator-{k}",
                 retry_s=ctx.suite.measure.setup_timeout_s,
+                party=party,
             )
-            ch.send(Message("hello", {"role": "client", "client": ctx.client_index}))
+            ch.send(Message(MessageKind.HELLO, {"role": "client", "client": ctx.client_index}))
             holders.append(ch)
-    return ShareLink(base, holders, params)
+    return ShareLink(base, holders, params, ctx.suite.training.rounds)

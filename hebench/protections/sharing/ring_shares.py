@@ -15,7 +15,7 @@ import numpy as np
 
 from hebench.crypto.quantize import Quantizer
 from hebench.errors import PartyError, PrecisionError
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 
 
 def quantizer(params: SecretSharingParams) -> Quantizer:

@@ -19,5 +19,5 @@ def require_flower() -> None:
         import flwr  # noqa: F401
     except ImportError as err:
         raise AdapterUnavailableError(
-            f"Flower is not installed ({err})", "pip install 'hebench[flower]' (flwr[simulation]>=1.41,<1.43)"
+            f"Flower is not installed ({err})", "pip install 'hebench[flower]' (flwr[simulation]>=1.41)"
         ) from None

@@ -16,6 +16,7 @@ from hebench.crypto.base import HEAdapter
 from hebench.errors import PartyError
 from hebench.fl.cipher import Cipher, KeyHolderCipher
 from hebench.fl.meter import merge_phases
+from hebench.net.messages import MessageKind
 from hebench.net.stream import dial
 from hebench.net.transport import Channel, Message
 from hebench.protections.offload.cipher import EngineCipher
@@ -66,7 +67,7 @@ def node_engine_cipher(plan: FlowerPlan, node: NodeSettings, hub: HubLink, state
         node.engine, tls=tls, authkey=None, peer=f"engine {node.partition}", server_names=engine_names(node.partition)
     )
     channel = Channel(framed, f"engine {node.partition}", plan.suite.measure.timeout_s)  # type: ignore[arg-type]
-    channel.send(Message("hello", {"role": "service", "client": node.partition, "run": plan.run_id}))
+    channel.send(Message(MessageKind.HELLO, {"role": "service", "client": node.partition, "run": plan.run_id}))
     return EngineCipher(channel)
 
 

@@ -13,6 +13,7 @@ namespace addresses, and the port checks run inside the namespace they check.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -31,6 +32,7 @@ from hebench.runtime.flower.hub_wire import HUB_ROLE
 
 FILE = "federation.json"
 CONNECTION = "hebench"  # the SuperLink connection's name in the federation's Flower config
+GRACE_S = 10.0  # how long stopped processes have to exit before SIGKILL
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,10 @@ class Federation:
         return config
 
     def env(self) -> dict[str, str]:
-        """Flower's processes: this federation's config, no telemetry, no update check (offline machines)."""
+        """Flower's processes: this federation's config, no telemetry, no update check (offline machines), and
+        this interpreter's scripts first on PATH (the SuperLink and SuperNodes start ``flower-superexec`` by name)."""
         quiet = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1"}
-        return {**os.environ, **quiet, "FLWR_HOME": str(self.flwr_home)}
+        return {**os.environ, **quiet, "FLWR_HOME": str(self.flwr_home), "PATH": scripts_first_path()}
 
 
 def free_port() -> int:
@@ -125,13 +128,6 @@ class Placement:
     def hosts(self) -> tuple[str, ...]:
         """The names every certificate carries: loopback and each namespace's address."""
         return ("127.0.0.1", "localhost", *self.addresses.values())
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel kills it when the run dies (the death signal survives exec)."""
-    from hebench.net.shaping.scope import die_with_parent
-
-    die_with_parent()
 
 
 def in_namespace(namespace: str | None, probe: Callable[[], bool]) -> bool:
@@ -216,7 +212,8 @@ class LocalFederation:
     def spawn(
         self, name: str, argv: list[str], env: dict[str, str], party: str | None = None
     ) -> tuple[subprocess.Popen, Path]:
-        """Start one process (in ``party``'s namespace on the kernel backend), logging to ``logs/NAME.log``."""
+        """Start one process (in ``party``'s namespace on the kernel backend), logging to ``logs/NAME.log``; the
+        kernel kills it when this process dies, even by SIGKILL (where no ``stop()`` can run)."""
         logs = self.folder / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{name}.log"
@@ -224,6 +221,8 @@ class LocalFederation:
         if placed:
             assert self.placement is not None and party is not None
             argv = self.placement.argv(party, argv)
+        from hebench.net.shaping.scope import die_with_parent  # imported here: the child only calls it
+
         with log.open("ab") as out:
             proc = subprocess.Popen(
                 argv,
@@ -231,7 +230,7 @@ class LocalFederation:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if placed else None,  # only sets a death signal
+                preexec_fn=die_with_parent,  # only sets a death signal: a killed command leaves none behind
             )
         self.procs.append((name, proc))
         if placed:
@@ -275,26 +274,33 @@ class LocalFederation:
         """The names of the processes that have exited."""
         return [name for name, proc in self.procs if proc.poll() is not None]
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = GRACE_S) -> None:
+        """End every process with what it started: SIGTERM to each one's process group, then, after one grace
+        period for them all (not one each: 7 processes would take 70 s), SIGKILL to every group, which also ends
+        what an exited process left in its group."""
         for _, proc in reversed(self.procs):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 10  # one grace period for them all, not 10 s each (7 processes: 70 s)
+            _signal_group(proc, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
         for _, proc in self.procs:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
+        for _, proc in self.procs:
+            _signal_group(proc, signal.SIGKILL)  # a group with no process left: nothing happens
+            proc.wait(timeout=5)
 
     def __enter__(self) -> LocalFederation:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    """``signum`` to ``proc``'s process group (it leads one: started in a session of its own). A group id is not
+    reused while any process is in the group, and the kernel hands out pids in order, so a group emptied within
+    the grace period is not some other program's."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signum)
 
 
 def ends_federation(name: str) -> bool:
@@ -309,6 +315,14 @@ def console_script(name: str) -> str:
     """A console script of this interpreter's environment (Flower's, hebench's)."""
     candidate = Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else name
+
+
+def scripts_first_path() -> str:
+    """PATH with this interpreter's scripts folder first: a virtualenv's hebench run by its full path, without
+    the environment activated, still finds the Flower executables installed beside it."""
+    scripts = str(Path(sys.executable).parent)
+    rest = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p and p != scripts]
+    return os.pathsep.join([scripts, *rest])
 
 
 def start_local_federation(

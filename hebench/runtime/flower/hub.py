@@ -29,6 +29,7 @@ from hebench.fl.key_epochs import EpochKeys
 from hebench.fl.party import PartyContext
 from hebench.net.admission import HandshakePool
 from hebench.net.limits import HANDSHAKE_S
+from hebench.net.messages import MessageKind
 from hebench.net.refusals import Refusal, RefusalNotes
 from hebench.net.transport import Channel, Message
 from hebench.protections import KeyHolders
@@ -64,7 +65,7 @@ class KeyService:
 
     def send(self, channel: Channel, which: str, key_set: bytes) -> None:
         started = time.thread_time()
-        channel.send(Message("keys", {"secret": which == "secret"}, (key_set,)))
+        channel.send(Message(MessageKind.KEYS, {"secret": which == "secret"}, (key_set,)))
         with self._lock:
             self.sets[which] += 1
             self.bytes_sent += len(key_set)
@@ -130,10 +131,10 @@ class Hub:
 
     def _handle(self, channel: Channel, door: str) -> None:
         try:
-            hello = channel.recv("hello")
+            hello = channel.recv(MessageKind.HELLO)
             channel.peer = "the server" if door == "server" else f"client {hello.meta.get('client')}"
             vector: list[bytes] = []  # oracle_part slices of the next oracle record
-            while (msg := channel.recv()).kind != "done":
+            while (msg := channel.recv()).kind != MessageKind.DONE:
                 if msg.kind == ORACLE_PART:
                     vector.append(msg.parts[0])
                     continue
@@ -148,7 +149,7 @@ class Hub:
             channel.close()
 
     def _answer(self, channel: Channel, door: str, msg: Message) -> None:
-        if msg.kind == "epoch":
+        if msg.kind == MessageKind.EPOCH:
             secret, public = self.keys.get(int(msg.meta["epoch"]))
             if door == "server":
                 self.service.send(channel, "public", public)  # never the secret set
@@ -159,7 +160,7 @@ class Hub:
                 )
             else:
                 self.service.send(channel, "secret", secret)
-        elif msg.kind == "record":
+        elif msg.kind == MessageKind.RECORD:
             allowed = SERVER_RECORDS if door == "server" else CLIENT_RECORDS
             if msg.meta.get("kind") not in allowed:
                 raise PartyError(f"record kind '{msg.meta.get('kind')}' is not accepted here", "same hebench?")
@@ -181,12 +182,12 @@ class Hub:
 
 
 def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
-    """Process entry (``party_main``): ``ctx.credentials.public`` is the server door's credential."""
+    """Process entry (``party_main``): ``ctx.credentials.hub`` is the server door's credential."""
     settings: HubSettings = control.recv()
     tls = hub_tls(settings.tls_dir)
-    assert ctx.credentials.public is not None
+    assert ctx.credentials.hub is not None
     doors = {
-        "server": (open_door(settings.host, settings.ports[0], tls), ctx.credentials.public),
+        "server": (open_door(settings.host, settings.ports[0], tls), ctx.credentials.hub),
         "client": (open_door(settings.host, settings.ports[1], tls), settings.client_key),
     }
     engines = [tuple(e) for e in settings.engines]
@@ -201,5 +202,5 @@ def run_hub(ctx: PartyContext, control: Connection, records: Any) -> None:
         listener.close()
     hub.close()
     for engine in holders:
-        engine.send(Message("done"))
+        engine.send(Message(MessageKind.DONE))
         engine.close()

@@ -9,11 +9,12 @@ import numpy as np
 from hebench.crypto import HEAdapter, load_adapter
 from hebench.errors import PartyError
 from hebench.net.limits import max_frame_bytes
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Channel, Message
 from hebench.runtime.flower.hub_wire import knock
 
-ORACLE_KINDS = ("oracle_update", "oracle_aggregate")
-ORACLE_PART = "oracle_part"  # a slice of the next oracle record's vector
+ORACLE_KINDS = (MessageKind.ORACLE_UPDATE, MessageKind.ORACLE_AGGREGATE)
+ORACLE_PART = MessageKind.ORACLE_PART  # a slice of the next oracle record's vector
 ORACLE_PART_MAX = 16 << 20  # bytes of vector per frame at most
 
 
@@ -31,20 +32,20 @@ class HubLink:
         cls, address: tuple[str, int], ca_pem: str | None, credential: bytes, hello: dict[str, Any], timeout_s: float
     ) -> HubLink:
         channel = knock(address, ca_pem, credential, timeout_s)
-        channel.send(Message("hello", hello))
+        channel.send(Message(MessageKind.HELLO, hello))
         return cls(channel)
 
     def adapter(self, epoch: int, secret: bool) -> HEAdapter:
         """The epoch's key set; ``secret`` says which set this party must (and may only) receive."""
-        self.channel.send(Message("epoch", {"epoch": epoch}))
-        adapter = load_adapter(self.channel.recv("keys").parts[0])
+        self.channel.send(Message(MessageKind.EPOCH, {"epoch": epoch}))
+        adapter = load_adapter(self.channel.recv(MessageKind.KEYS).parts[0])
         if adapter.has_secret_key != secret and adapter.info().adapter != "plain":
             got = "a secret" if adapter.has_secret_key else "only a public"
             raise PartyError(f"the hub sent {got} key set", "server and clients use their own hub credentials")
         return adapter
 
     def record(self, record: dict[str, Any]) -> None:
-        self.channel.send(Message("record", record))
+        self.channel.send(Message(MessageKind.RECORD, record))
 
     def records(self, items: list[dict[str, Any]]) -> None:
         """Forward records a party collected: oracle vectors as float32 bytes in ``oracle_part`` frames (each

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Configuration, Suite
 from hebench.errors import PartyError
 from hebench.results.run_folder import RunFolder
 

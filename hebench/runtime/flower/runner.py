@@ -25,8 +25,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, MeasureSpec, Suite
+from hebench.config import Configuration, MeasureSpec, Suite
 from hebench.errors import ParameterError, PartyError, SuiteError
+from hebench.fl.allowance import allowance_for
 from hebench.fl.party import Credentials, PartyContext, party_main
 from hebench.net.address import parse_address
 from hebench.net.shaping.scope import ShapingSetup, die_with_parent, run_placed
@@ -189,8 +190,8 @@ class FlowerRuntime:
             plan = plan_for(run, ctx, doors, hub_ca)
             folder = RunFolder(run.run_dir)
             app = write_app(folder.flower_app)
-            assert ctx.credentials.public is not None
-            overrides = write_run_config(folder.flower_run_config(config.label), plan, ctx.credentials.public)
+            assert ctx.credentials.hub is not None
+            overrides = write_run_config(folder.flower_run_config(config.label), plan, ctx.credentials.hub)
             log = folder.ensure(folder.flower_log(config.label))
             with log.open("ab") as out:
                 argv = [console_script("flwr"), "run", str(app), CONNECTION, "--run-config", str(overrides), "--stream"]
@@ -270,10 +271,10 @@ def start_hub(
     """The run's hub process (key authority and record sink), waiting for its :class:`HubSettings` on the pipe;
     with ``setup`` (kernel links) in the aggregator's namespace.
 
-    ``ctx.credentials.public`` is the server door's credential. The returned ``stop`` ends every other
+    ``ctx.credentials.hub`` is the server door's credential. The returned ``stop`` ends every other
     party the caller adds to ``started.parties`` (``flwr run``, the simulation), then the hub.
     """
-    creds = Credentials(public=secrets.token_bytes(32))  # the hub's server door
+    creds = Credentials(hub=secrets.token_bytes(32))  # the hub's server door
     ctx = PartyContext(
         suite=run.suite,
         config=run.config,
@@ -283,6 +284,10 @@ def start_hub(
         start_round=0,
         input_shape=run.data.input_shape,
         num_classes=run.data.num_classes,
+        # what the engines may decrypt for their nodes (the hub hands it to them with the key sets)
+        allowance=allowance_for(run.suite, run.config, run.data.input_shape, run.data.num_classes, 0)
+        if run.config.spec.needs_engines
+        else None,
     )
     spawn = mp.get_context("spawn")
     started = Started(records=spawn.Queue(), describe_exit=describe_exit)

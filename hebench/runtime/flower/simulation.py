@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Suite
+from hebench.config import Suite
 from hebench.errors import ParameterError
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
@@ -99,11 +99,11 @@ class FlowerSimRuntime:
             log = folder.ensure(folder.flower_log(config.label))
             # Ray actors, one CPU each: runtime.workers, else one per usable core (as the local pool)
             workers = min(suite.runtime.workers or len(os.sched_getaffinity(0)), suite.data.clients)
-            assert ctx.credentials.public is not None
+            assert ctx.credentials.hub is not None
             spawn = mp.get_context("spawn")
             process = spawn.Process(
                 target=simulate,
-                args=(plan.to_json(), ctx.credentials.public, str(credential), workers, str(log)),
+                args=(plan.to_json(), ctx.credentials.hub, str(credential), workers, str(log)),
                 name=NAME,
             )
             process.start()

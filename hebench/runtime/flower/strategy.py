@@ -30,6 +30,7 @@ from hebench.fl.fedavg import fedavg_weights
 from hebench.fl.keyring import epoch_of
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.running_sum import RunningSum
+from hebench.net.messages import MessageKind
 from hebench.net.transport import Message as WireMessage
 from hebench.net.transport import encode, write_frame
 from hebench.runtime.flower.client_party import digest_of
@@ -456,7 +457,7 @@ class HEFedAvg(FedAvg):
         if self._transcript:
             for m in replies:
                 meta = {"node": m.metadata.src_node_id, "type": m.metadata.message_type}
-                write_frame(self._transcript, encode(WireMessage("reply", meta, (content_bytes(m.content),))))
+                write_frame(self._transcript, encode(WireMessage(MessageKind.REPLY, meta, (content_bytes(m.content),))))
         return replies
 
     def _add_map(self, reply: Message, total: RunningSum) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Configuration, Suite, configuration_name
 from hebench.links.plan import NetworkPlan, plan_network
 from hebench.net.shaping.scope import ShapingSetup
+from hebench.runtime.local.party_names import server_parties
 
 FLOWER_RATES_ONLY = (
     "netem: this kernel has no sch_netem, so Flower's traffic (its SuperLink APIs, the nodes' hub channels) gets "
@@ -48,24 +49,17 @@ def prepare(suite: Suite, config: Configuration, clients: int, run_id: str) -> C
     return ConfigurationNetwork(kernel.setup(), kernel.close, kernel.register)
 
 
-def server_parties(config: Configuration) -> tuple[str, ...]:
-    """Every server-side party of a configuration, each of which gets a namespace on the kernel backend: the
-    aggregator, its helpers (secret sharing's share holders, decryptor-he's decryptor) and the key authority."""
-    from hebench.runtime.local.processes import helper_count  # the runtime names the helper processes it starts
-
-    helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(config)))
-    return ("aggregator", *helpers, "key_authority")
-
-
 def check_networks(suite: Suite, runtime: str) -> None:
     """Refuse, before any work, links this run cannot apply: one line naming the field and the fix."""
     from hebench.errors import ParameterError
 
-    for config in suite.configurations:
+    for i, config in enumerate(suite.configurations):
         spec = suite.network_for(config)
         if spec is None:
             continue
-        where = f"configurations[{config.label}].network" if config.network is not None else "network"
+        where = "network"
+        if config.network is not None:
+            where = f"{configuration_name(i, config.label)}, configurations.{i}.network"
         if runtime == "flower-sim":
             raise ParameterError(
                 f"{where}: --engine flower-sim runs every client in one Ray process, which cannot be placed in "

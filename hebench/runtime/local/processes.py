@@ -4,8 +4,10 @@ The key authority and the aggregator are processes; each client is a process
 of its own, or (``runtime.hosting: pool``, and ``auto`` beyond a few clients)
 a thread of one of a few pool workers (:mod:`hebench.runtime.local.pool`). In offload
 mode each client also gets an engine process on its own cores (or a remote
-engine from the suite). Each party receives only the credentials of the doors
-its role may use (see :class:`~hebench.fl.party.Credentials`).
+engine from the suite). Each party receives only its own keys at the doors its
+role may use, and each door keeper the keys of the parties its door admits
+(:mod:`hebench.runtime.local.credentials`): a door learns who a peer is from the
+key it proves (or its certificate), never from what it says.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hebench.config.suite import Configuration, Suite
+from hebench.config import Suite
 from hebench.fl.aggregator import run_aggregator
+from hebench.fl.allowance import allowance_for
 from hebench.fl.client import run_client
 from hebench.fl.key_authority import run_key_authority
-from hebench.fl.party import Credentials, PartyContext, Wiring, party_main
+from hebench.fl.party import KEY_AUTHORITY, Credentials, PartyContext, Wiring, client_party, engine_door, party_main
+from hebench.fl.roster import make_identities
 from hebench.net.address import parse_address
 from hebench.net.certs import TLSFiles, make_certificates, make_party_certificates, party_tls
 from hebench.net.shaping.scope import run_bound
@@ -35,18 +39,10 @@ from hebench.results.records import PoolWorkerRecord, Record
 from hebench.results.run_folder import RunFolder, safe_label
 from hebench.runtime.base import ConfigurationRun, Started, nothing_to_hold
 from hebench.runtime.hosting import Hosting, plan_hosting
+from hebench.runtime.local.credentials import RunCredentials
 from hebench.runtime.local.network import ConfigurationNetwork, prepare
+from hebench.runtime.local.party_names import helper_names
 from hebench.runtime.local.pool import pool_main
-
-# the doors each role may use
-ROLE_DOORS = {
-    "key_authority": ("key_holder", "public", "engine"),
-    "aggregator": ("public", "aggregator"),
-    KeyHolders.CLIENTS: ("key_holder", "aggregator"),
-    KeyHolders.ENGINES: ("aggregator", "engine"),  # the engine uploads through the aggregator's door for its host
-    KeyHolders.NONE: ("aggregator",),
-    KeyHolders.DECRYPTOR: ("key_holder", "aggregator"),  # clients: the public set at the key holders' door
-}
 
 
 class LocalRuntime:
@@ -61,8 +57,9 @@ class LocalRuntime:
 
     def start(self, run: ConfigurationRun, control_recv: Callable[[Any, str, Started], Any]) -> Started:
         suite, config = run.suite, run.config
-        creds = Credentials.generate()
+        creds = RunCredentials(config, len(run.data.clients))
         tls_folder = party_certificates(run)
+        decrypts_for_others = config.spec.needs_engines or config.spec.key_holders is KeyHolders.DECRYPTOR
         base = PartyContext(
             suite=suite,
             config=config,
@@ -75,9 +72,12 @@ class LocalRuntime:
             initial=run.initial,
             cores=host_cores(suite),
             tls=tls_folder,
+            allowance=allowance_for(suite, config, run.data.input_shape, run.data.num_classes, run.start_round)
+            if decrypts_for_others
+            else None,
         )
         spawn = mp.get_context("spawn")
-        helpers = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(config)))
+        helpers = helper_names(config)
         names = ("aggregator", *helpers, *(f"client-{i}" for i in range(len(run.data.clients))))
         started = Started(records=spawn.Queue(), expected_setup=frozenset(names), extra_aggregators=len(helpers))
         controls: dict[str, Any] = {}
@@ -93,8 +93,8 @@ class LocalRuntime:
             network.register(proc.pid)
             started.parties[name], controls[name] = proc, parent
 
-        def start_party(name: str, body: Callable, ctx: PartyContext, doors: tuple[str, ...]) -> None:
-            start_process(name, party_main, (name, body, dataclasses.replace(ctx, credentials=creds.only(*doors))))
+        def start_party(name: str, body: Callable, ctx: PartyContext, party: str) -> None:
+            start_process(name, party_main, (name, body, dataclasses.replace(ctx, credentials=creds.of(party))))
 
         def stop() -> None:
             stop_parties(started, {n: c for n, c in controls.items() if n.startswith("engine-")})
@@ -108,16 +108,16 @@ class LocalRuntime:
             engines, tls_dir = self._start_engines(
                 run, spawn, started, controls, creds, control_recv, tls_folder, network
             )
-            start_party("key_authority", run_key_authority, base, ROLE_DOORS["key_authority"])
+            start_party("key_authority", run_key_authority, base, KEY_AUTHORITY)
             ka = control_recv(controls["key_authority"], "key_authority", started)
             controls["key_authority"].send((engines, tls_dir))
-            start_party("aggregator", run_aggregator, base, ROLE_DOORS["aggregator"])
+            start_party("aggregator", run_aggregator, base, "aggregator")
             agg_address = control_recv(controls["aggregator"], "aggregator", started)
             controls["aggregator"].send(ka["public"])
             helper_addresses = []
             for k, name in enumerate(helpers, start=1):  # share holders, a decryptor: the mode's spec names them
                 assert config.spec.helper_party is not None
-                start_party(name, resolve(config.spec.helper_party), base, config.spec.helper_doors)
+                start_party(name, resolve(config.spec.helper_party), base, name)
                 controls[name].send(k)
                 if config.spec.helper_dials:
                     controls[name].send(Wiring(ka.get("decryptor"), agg_address))
@@ -126,14 +126,20 @@ class LocalRuntime:
                     helper_addresses.append(address)
             holders = config.spec.key_holders
             key_authority = ka["key_holder"] if holders in (KeyHolders.CLIENTS, KeyHolders.DECRYPTOR) else None
-            client_creds = creds.only(*ROLE_DOORS[holders])
+            identities = make_identities(len(run.data.clients))  # the trusted set-up's signing keys and roster
 
             def client(i: int, worker: str | None = None) -> PartyContext:
                 """Client i's context; only the evaluating client 0 holds the test set."""
                 test = (run.data.test_x, run.data.test_y) if i == 0 else None
                 shard = run.data.clients[i]
                 return dataclasses.replace(
-                    base, client_index=i, data=shard, test=test, credentials=client_creds, worker=worker
+                    base,
+                    client_index=i,
+                    data=shard,
+                    test=test,
+                    credentials=creds.of(client_party(i)),
+                    worker=worker,
+                    identity=identities[i],
                 )
 
             def wiring(i: int) -> Wiring:
@@ -146,7 +152,7 @@ class LocalRuntime:
                     controls[name].send({i: wiring(i) for i in group})
             else:
                 for i in range(len(run.data.clients)):
-                    start_party(f"client-{i}", run_client, client(i), ROLE_DOORS[holders])
+                    start_process(f"client-{i}", party_main, (f"client-{i}", run_client, client(i)))
                     controls[f"client-{i}"].send(wiring(i))
         except BaseException:
             stop()
@@ -159,7 +165,7 @@ class LocalRuntime:
         spawn: Any,
         started: Started,
         controls: dict[str, Any],
-        creds: Credentials,
+        creds: RunCredentials,
         control_recv: Callable[[Any, str, Started], Any],
         parties: str | None,
         network: ConfigurationNetwork,
@@ -184,7 +190,7 @@ class LocalRuntime:
             engine_config = EngineConfig(
                 host=network.setup.addresses.get(f"client-{i}", "127.0.0.1") if network.setup else "127.0.0.1",
                 tls=tls,
-                authkey=None if tls else creds.engine,
+                authkey=None if tls else creds.door(engine_door(i)),  # its host and the key authority only
                 cores=placement.engine_cores,
                 timeout_s=suite.measure.timeout_s,
                 transcripts=transcripts,
@@ -258,17 +264,11 @@ def party_certificates(run: ConfigurationRun) -> str | None:
         return None
     folder = RunFolder(run.run_dir).certs / f"parties-{safe_label(run.config.label)}"
     clients = len(run.data.clients)
-    share_holders = tuple(f"aggregator-{k}" for k in range(1, 1 + helper_count(run.config)))
+    share_holders = helper_names(run.config)
     servers = ("aggregator", "key-authority", *share_holders)
     names = (*servers, *(f"{role}-{i}" for role in ("client", "engine") for i in range(clients)))
     make_party_certificates(folder, names, servers)
     return str(folder)
-
-
-def helper_count(config: Configuration) -> int:
-    """Helper processes beside the aggregator: share holders (the mode's params) or the spec's own (a decryptor)."""
-    params = config.mode_params
-    return params.extra_aggregators if params is not None else config.spec.helpers
 
 
 def host_cores(suite: Suite) -> tuple[int, ...] | None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.fl.streams import whole_updates

@@ -11,7 +11,7 @@ import pytest
 import torch
 import yaml
 
-from hebench.config.suite import DPSpec, TrainingSpec, parse_suite
+from hebench.config import DPSpec, TrainingSpec, parse_suite
 from hebench.errors import SuiteError
 from hebench.fl.training import train_locally
 from hebench.protections.dp.mechanism import SampleLevelDP, clip_update, privatize_update
@@ -165,7 +165,7 @@ def test_reproducible_noise_is_a_labelled_option_no_shipped_suite_uses():
         spec.tag.endswith("-REPRODUCIBLE-NOISE")
         and DPSpec(level="client", noise_multiplier=1.0).tag == "dp-client-z1-c1"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     shipped = sorted([*root.glob("suites/*.yaml"), *root.glob("docs/*suite*.yaml")])
     assert len(shipped) >= 8
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import DPSpec
+from hebench.config import DPSpec
 from hebench.inversion.views.observation import victim_gradients
 from hebench.protections.dp.attacker_view import dp_upload
 

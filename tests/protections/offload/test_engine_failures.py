@@ -160,22 +160,32 @@ def test_a_remote_engine_killed_mid_run_is_its_clients_dropout_and_the_run_compl
 
 def test_aggregate_under_another_key_is_a_clear_engine_error():
     """The engine refuses to decrypt ciphertext made under a key it was not given, and tells the host why."""
-    from multiprocessing.connection import Listener
-
+    from hebench.config import parse_suite
     from hebench.crypto import create_adapter
-    from hebench.net.transport import Channel as FrameChannel
+    from hebench.fl.party import AGGREGATOR_DOOR, KEY_AUTHORITY, engine_door
+    from hebench.net.transport import Door, accept
+    from hebench.runtime.local.credentials import RunCredentials
 
-    authkey = b"test-key"
-    server = EngineServer(EngineConfig(authkey=authkey, timeout_s=10))
+    suite = parse_suite(
+        {
+            "name": "o",
+            "data": {"dataset": "digits", "clients": 1},
+            "configurations": [{"mode": "offload", "adapter": "tenseal-ckks"}],
+        }
+    )
+    creds = RunCredentials(suite.configurations[0], 1)
+    server = EngineServer(EngineConfig(authkey=creds.door(engine_door(0)), timeout_s=10))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     ours, theirs = create_adapter("tenseal-ckks"), create_adapter("tenseal-ckks")
     ours.keygen()
     theirs.keygen()
-    ka = Channel(dial(server.address, tls=None, authkey=authkey, peer="engine"), "engine", 10)  # type: ignore[arg-type]
+    ka_key, host_key = creds.of(KEY_AUTHORITY).key(engine_door(0)), creds.of("client-0").key(engine_door(0))
+    ka = Channel(dial(server.address, tls=None, authkey=ka_key, peer="engine", party=KEY_AUTHORITY), "engine", 10)  # type: ignore[arg-type]
     ka.send(Message("hello", {"role": "key_authority"}))
-    ka.send(Message("keys", {"epoch": 0, "run": "r1"}, (ours.export_keys(secret=True),)))
-    aggregator = Listener(("127.0.0.1", 0), authkey=authkey)
-    host = Channel(dial(server.address, tls=None, authkey=authkey, peer="engine"), "engine", 10)  # type: ignore[arg-type]
+    allow = {"first": 0, "end": 1, "values": 4}
+    ka.send(Message("keys", {"epoch": 0, "run": "r1", "allow": allow}, (ours.export_keys(secret=True),)))
+    aggregator = Door(creds.door(AGGREGATOR_DOOR))
+    host = Channel(dial(server.address, tls=None, authkey=host_key, peer="engine", party="client-0"), "engine", 10)  # type: ignore[arg-type]
     host.send(
         Message(
             "hello",
@@ -185,16 +195,13 @@ def test_aggregate_under_another_key_is_a_clear_engine_error():
                 "samples": 1,
                 "chunk_values": 4096,
                 "aggregator": list(aggregator.address),
-                "authkey": authkey.hex(),
+                "authkey": creds.of("client-0").key(AGGREGATOR_DOOR).hex(),
                 "run": "r1",
             },
         )
     )
-    guard = threading.Timer(30, aggregator.close)  # fail, never hang, if the engine does not dial
-    guard.start()
-    agg = FrameChannel(aggregator.accept(), "engine", 10)
-    guard.cancel()
-    assert agg.recv("hello").meta["client"] == 0
+    agg = accept(aggregator, "engine", 30)
+    assert agg.party == "client-0" and agg.recv("hello").meta["client"] == 0
     foreign = theirs.serialize(theirs.encrypt(np.ones(4)))
     chunk = {"round": 0, "epoch": 0, "offset": 0, "values": 4}  # an aggregate streams in chunks (fl/streams.py)
     agg.send(Message("aggregate_chunk", chunk, (foreign,)))

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter
 from hebench.errors import PartyError
 from hebench.net.certs import CA_KEY, make_certificates, make_party_certificates

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.net.transport import read_transcript

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
-from hebench.protections.params import SecAggParams
+from hebench.config import parse_suite
 from hebench.protections.secagg.attacker_round import secagg_round
 from hebench.protections.secagg.client import DIGEST_BYTES
+from hebench.protections.secagg.params import SecAggParams
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
 

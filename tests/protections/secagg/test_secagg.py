@@ -16,17 +16,19 @@ from flwr.common.secure_aggregation.crypto.symmetric_encryption import generate_
 from flwr.common.secure_aggregation.secaggplus_utils import pseudo_rand_gen
 from pydantic import ValidationError
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError, SuiteError
 from hebench.fl.meter import PhaseMeter
+from hebench.fl.roster import make_identities
 from hebench.net.transport import Message, accept, connect, listen
-from hebench.protections.params import SEED_BITS, SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
 from hebench.protections.secagg.common import CURVE, public_bytes, ring_neighbours
 from hebench.protections.secagg.mask_prg import MASK_GENERATORS
+from hebench.protections.secagg.params import SEED_BITS, SecAggParams
 from hebench.protections.secagg.server import collect_secagg
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+HBC = SecAggParams(model="honest-but-curious")  # the variant whose lists and unmask requests clients take on trust
 
 
 class DropsAfterSharing(SecAggClientRound):
@@ -41,13 +43,14 @@ def run_round(params: SecAggParams, vectors: dict[int, np.ndarray], samples: dic
     key = secrets.token_bytes(32)
     door = listen(key)
     errors: list[BaseException] = []
+    identities = make_identities(len(vectors))
 
     def client(i: int) -> None:
         try:
             ch = connect(door.address, key, "aggregator", 30)
             ch.send(Message("hello", {"client": i}))
             kind = DropsAfterSharing if i in drop else SecAggClientRound
-            kind(i, ch, params, PhaseMeter()).run(vectors[i], samples[i], {})
+            kind(i, ch, params, PhaseMeter(), identity=identities[i]).run(vectors[i], samples[i], {})
         except SystemExit:
             pass
         except BaseException as err:
@@ -79,9 +82,9 @@ def inputs(n: int, size: int = 500):
     return {i: rng.normal(0, 1, size).astype(np.float32) for i in range(n)}, {i: 10 + 3 * i for i in range(n)}
 
 
-@pytest.mark.parametrize("prg", ["full-key", "flwr-32bit"])
-def test_unmasked_sum_equals_plain_fedavg_within_the_quantisation_bound(prg):
-    params = SecAggParams(num_shares=3, reconstruction_threshold=2, prg=prg)
+@pytest.mark.parametrize(("prg", "model"), [("full-key", "active"), ("flwr-32bit", "honest-but-curious")])
+def test_unmasked_sum_equals_plain_fedavg_within_the_quantisation_bound(prg, model):
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2, prg=prg, model=model)
     vectors, samples = inputs(5)
     result, phases = run_round(params, vectors, samples, drop=set())
     step = 2 * params.clipping_range / params.quantization_range
@@ -89,11 +92,13 @@ def test_unmasked_sum_equals_plain_fedavg_within_the_quantisation_bound(prg):
     err = np.abs(result.average - fedavg(vectors, samples, vectors))
     assert err.max() < bound
     assert err.max() > 0  # quantised, not the plain vector passed through
-    assert set(phases) == {"advertise_keys", "share_keys", "collect_masked", "unmask"}
+    stages = {"advertise_keys", "share_keys", "collect_masked", "unmask"}
+    assert set(phases) == (stages | {"consistency"} if model == "active" else stages)
 
 
-def test_a_client_dropping_after_sharing_its_keys_leaves_the_correct_sum_of_the_survivors():
-    params = SecAggParams(num_shares=5, reconstruction_threshold=3)
+@pytest.mark.parametrize("model", ["active", "honest-but-curious"])
+def test_a_client_dropping_after_sharing_its_keys_leaves_the_correct_sum_of_the_survivors(model):
+    params = SecAggParams(num_shares=5, reconstruction_threshold=3, model=model)
     vectors, samples = inputs(5)
     result, _ = run_round(params, vectors, samples, drop={2})
     survivors = [0, 1, 3, 4]
@@ -117,7 +122,7 @@ def test_a_client_refuses_to_reveal_both_secrets_of_one_peer():
             self.sent.append(msg)
 
     greedy = Message("sa_unmask", {"survivors": [1], "dropped": [1]})
-    c = SecAggClientRound(0, Fake(greedy), SecAggParams(), PhaseMeter())
+    c = SecAggClientRound(0, Fake(greedy), HBC, PhaseMeter())
     c.held = {1: (b"seed", b"key")}
     with pytest.raises(PartyError, match="both secrets"):
         c.unmask()
@@ -181,7 +186,8 @@ def test_unsafe_parameters_are_refused_with_the_field_and_the_fix():
 
 
 class LyingAggregator:
-    """Runs a round honestly up to the masked uploads, then asks its victim twice, with different lists."""
+    """Runs an honest-but-curious round honestly up to the masked uploads, then asks its victim twice, with
+    different lists (the red team's aggregator, for every lie: hebench.protections.secagg.adversary)."""
 
     def __init__(self, params: SecAggParams, clients: int) -> None:
         self.params, self.key, self.clients = params, secrets.token_bytes(32), clients
@@ -220,7 +226,7 @@ class LyingAggregator:
 def test_a_client_refuses_a_later_request_that_contradicts_an_earlier_one():
     """Client 1 is first told client 0 survived (it reveals 0's seed share), then that 0 dropped (asking for 0's
     mask key share): with t = 2 of 3 holders, both shares of one holder plus one more unmask client 0's upload."""
-    server = LyingAggregator(SecAggParams(num_shares=3, reconstruction_threshold=2), clients=3)
+    server = LyingAggregator(SecAggParams(num_shares=3, reconstruction_threshold=2, model=HBC.model), clients=3)
     outcome: dict[int, BaseException | None] = {}
 
     def victim(c: SecAggClientRound) -> None:
@@ -266,7 +272,7 @@ def test_a_client_refuses_to_call_itself_dropped_or_to_share_with_too_many_neigh
         def send(self, msg):
             self.sent.append(msg)
 
-    params = SecAggParams(num_shares=3, reconstruction_threshold=2)
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2, model=HBC.model)
     c = SecAggClientRound(0, Fake(Message("sa_unmask", {"survivors": [1], "dropped": [0]})), params, PhaseMeter())
     c.held = {0: (b"seed", b"key")}
     with pytest.raises(PartyError, match="client 0 dropped, to the client itself"):
@@ -296,7 +302,7 @@ def test_a_client_whose_inbox_holds_too_few_neighbours_shares_refuses_to_upload(
         def send(self, msg):
             self.sent.append(msg)
 
-    params = SecAggParams(num_shares=3, reconstruction_threshold=2)  # 2 neighbours; threshold 2 of 3 holders
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2, model=HBC.model)  # 2 neighbours; t = 2 of 3
     keys = [public_bytes(ec.generate_private_key(CURVE)) for _ in range(4)]
     told = Message("sa_neighbours", {"weight": 0.5, "neighbours": [1, 2]}, tuple(keys))
     c = SecAggClientRound(0, Fake(told, Message("sa_inbox", {"from": []}, ())), params, PhaseMeter())
@@ -304,3 +310,49 @@ def test_a_client_whose_inbox_holds_too_few_neighbours_shares_refuses_to_upload(
     with pytest.raises(PartyError, match="shares from 0 of its 2 neighbours"):
         c.share_keys()
     assert [m.kind for m in c.channel.sent] == ["sa_shares"]  # it shared its own keys, and stops there
+
+
+def test_an_active_client_without_the_trusted_set_ups_key_refuses_to_start():
+    with pytest.raises(PartyError, match="no signing key of its own from the trusted set-up"):
+        SecAggClientRound(0, None, SecAggParams(), PhaseMeter())  # type: ignore[arg-type]
+    other = make_identities(2)[1]
+    with pytest.raises(PartyError, match="no signing key of its own"):  # another client's key is not its own
+        SecAggClientRound(0, None, SecAggParams(), PhaseMeter(), identity=other)  # type: ignore[arg-type]
+    SecAggClientRound(0, None, HBC, PhaseMeter())  # type: ignore[arg-type]  # the variant without identities
+
+
+def test_the_active_model_keeps_more_than_half_the_round_and_t_at_every_stage():
+    params = SecAggParams(num_shares=5, reconstruction_threshold=3)
+    assert [params.min_members(n) for n in (3, 5, 8, 32, 100)] == [3, 3, 5, 17, 51]
+    assert [params.quorum(n) for n in (3, 5, 8)] == [2, 3, 5]
+    assert SecAggParams(num_shares=5, reconstruction_threshold=3, model="honest-but-curious").min_members(100) == 3
+    suite = {"name": "x", "data": {"dataset": "digits", "clients": 2}}
+    with pytest.raises(SuiteError, match="2 clients per round are fewer than reconstruction_threshold 3"):
+        parse_suite(
+            {
+                **suite,
+                "configurations": [{"mode": "secagg", "params": {"num_shares": 5, "reconstruction_threshold": 3}}],
+            }
+        )
+
+
+def test_a_share_its_pairwise_key_does_not_open_is_refused_by_name():
+    """A share forged, or replayed from another round (whose keys were others), is a PartyError, not a crash."""
+
+    class Fake:
+        def __init__(self, *msgs):
+            self.msgs, self.sent = list(msgs), []
+
+        def recv(self, kind):
+            return self.msgs.pop(0)
+
+        def send(self, msg):
+            self.sent.append(msg)
+
+    keys = [public_bytes(ec.generate_private_key(CURVE)) for _ in range(4)]
+    told = Message("sa_neighbours", {"weight": 0.5, "neighbours": [1, 2]}, tuple(keys))
+    inbox = Message("sa_inbox", {"from": [1]}, (b"gAAAAA" + b"x" * 80,))
+    c = SecAggClientRound(0, Fake(told, inbox), HBC, PhaseMeter())  # type: ignore[arg-type]
+    c.share_key, c.mask_key = ec.generate_private_key(CURVE), ec.generate_private_key(CURVE)
+    with pytest.raises(PartyError, match="a share from 1 that its pairwise key does not open"):
+        c.share_keys()

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 import torch
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.inversion.campaign import plans_for
 from hebench.inversion.evaluate import run_plan
 from hebench.inversion.parallel import RestartPool
 from hebench.inversion.views.conduits import Protocol, flat, secagg
 from hebench.net.transport import Message
-from hebench.protections.params import SecAggParams
 from hebench.protections.secagg.client import SecAggClientRound
-from tests.fl.test_secagg import LyingAggregator
+from hebench.protections.secagg.params import SecAggParams
+from tests.protections.secagg.test_secagg import LyingAggregator
 
 PARAMS = SecAggParams()
 STEP = 2 * PARAMS.clipping_range / PARAMS.quantization_range  # one quantisation step
@@ -106,11 +106,14 @@ def test_the_model_check_detects_the_inconsistency_and_the_attack_gets_nothing()
     assert all("different global models" in r["detected"] and r["prior_only"] for r in records)
 
 
-def test_lying_about_survivors_to_different_neighbours_unmasks_nothing():
-    """The aggregator tells client 1 that client 0 survived (collecting 0's self-mask seed share) and client 2 that
-    it dropped (collecting 0's mask-key share). With t = 2 of 3 holders and client 0 refusing to reveal its own
-    key share, it gets t seed shares but one key share: the pairwise masks on client 0's upload stay."""
-    server = LyingAggregator(SecAggParams(num_shares=3, reconstruction_threshold=2), clients=3)
+def test_lying_about_one_survivor_to_different_neighbours_unmasks_nothing():
+    """Honest-but-curious variant, the narrow lie: the aggregator tells client 1 that client 0 survived (collecting
+    0's self-mask seed share) and client 2 that it dropped (collecting 0's mask-key share). With t = 2 of 3 holders
+    and client 0 refusing to reveal its own key share, it gets t seed shares but one key share: the pairwise masks
+    on client 0's upload stay. (The wider lie of issue #36's N2, about the victim's neighbours, does unmask it:
+    tests/protections/secagg/test_red_team.py.)"""
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2, model="honest-but-curious")
+    server = LyingAggregator(params, clients=3)
     refused: dict[int, str] = {}
 
     def client(c: SecAggClientRound) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hebench.analysis.summary import summarize_run
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.fl.streams import whole_updates
 from hebench.net.transport import read_transcript
 from hebench.protections.selective.split import PLAIN

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hebench.errors import PrecisionError
-from hebench.protections.params import SecretSharingParams
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.sharing.ring_shares import combine, decode, encode, quantizer, split
 
 PARAMS = SecretSharingParams(aggregators=3, bits=24, clip=4.0)

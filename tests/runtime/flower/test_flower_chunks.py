@@ -22,7 +22,7 @@ from flwr.app import ConfigRecord, MetricRecord, RecordDict
 from flwr.common.serde import recorddict_to_proto
 
 from hebench.runtime.flower.codec import model_record, payload_bytes, update_parts, update_record
-from tests.flower.test_flower_parts import FakeHub, FlowerPlan, RunningHub, suite
+from tests.runtime.flower.test_flower_parts import FakeHub, FlowerPlan, RunningHub, suite
 
 needs_tenseal = pytest.mark.skipif("tenseal-ckks" not in INSTALLED, reason="TenSEAL not installed")
 

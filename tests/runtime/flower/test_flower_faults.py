@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter
 from hebench.results import read_records
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.runner import Runner
 from tests.conftest import INSTALLED
-from tests.flower.sim_run import run_on_flower_sim
+from tests.runtime.flower.sim_run import run_on_flower_sim
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 pytest.importorskip("ray", reason="flwr[simulation] (Ray) is not installed")

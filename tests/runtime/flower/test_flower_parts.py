@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.errors import CiphertextError, ParameterError, PartyError
 from hebench.fl.party import Credentials, PartyContext
@@ -133,13 +133,13 @@ class RunningHub:
             suite=suite(mode),
             config=suite(mode).configurations[0],
             run_dir=tmp_path,
-            credentials=Credentials(public=os.urandom(32)),
+            credentials=Credentials(hub=os.urandom(32)),
             run_id="test-run",
             start_round=0,
             input_shape=(1, 28, 28),
             num_classes=10,
         )
-        self.server_key = self.ctx.credentials.public
+        self.server_key = self.ctx.credentials.hub
         self.client_key = os.urandom(32)
         files = make_certificates(tmp_path / "hub-tls", hosts=0, server_role="hub")
         self.ca = files["hub"].ca.read_text()

@@ -21,13 +21,14 @@ from typer.testing import CliRunner
 
 from hebench.analysis.summary import summarize_run
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
 from tests.conftest import INSTALLED
+from tests.processes import descendants, end_tree, wait_gone
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 pytestmark = [
@@ -62,17 +63,19 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout_s: float = 120) -> Non
 
 @pytest.fixture(scope="module")
 def federation(tmp_path_factory):
-    """`hebench flower up` as a user runs it, stopped with Ctrl-C at the end."""
+    """`hebench flower up` as a user runs it, stopped with Ctrl-C at the end; whatever it left (a failed test, a
+    stop that failed) is killed then."""
     folder = tmp_path_factory.mktemp("flower") / "federation"
     argv = [sys.executable, "-m", "hebench", "flower", "up", str(folder), "--nodes", "3", "--auth", "--engines"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    started: list = []
     try:
         _wait_for(folder / "logs" / "supernode-2.log", proc)
         _wait_for_log(folder / "logs" / "superlink.log", "Activated node_id", count=3)
+        started += descendants(proc.pid)
         yield folder, proc
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+        end_tree(proc, signal.SIGINT, also=started)
 
 
 def _wait_for_log(log: Path, text: str, count: int = 1, timeout_s: float = 120) -> str:
@@ -207,8 +210,11 @@ def test_flower_up_stops_everything_on_ctrl_c(federation):
     host, port = superlink.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=5):
         pass
+    started = descendants(proc.pid)
+    assert len(started) >= 7  # the SuperLink, 3 engines, 3 SuperNodes (and what they started)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 0
+    assert not wait_gone(started, 5.0), "processes outlived hebench flower up"
     with pytest.raises(OSError):
         socket.create_connection((host, int(port)), timeout=5).close()
 

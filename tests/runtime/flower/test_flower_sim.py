@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hebench.cli.main import app
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter, load_adapter
 from hebench.crypto.base import CIPHERTEXT_MAGIC
 from hebench.errors import ParameterError
@@ -23,7 +23,7 @@ from hebench.net.transport import read_transcript
 from hebench.results import read_records
 from hebench.runtime.runner import Runner
 from tests.conftest import INSTALLED
-from tests.flower.sim_run import run_on_flower_sim
+from tests.runtime.flower.sim_run import run_on_flower_sim
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 pytest.importorskip("ray", reason="flwr[simulation] (Ray) is not installed")

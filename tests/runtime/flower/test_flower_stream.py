@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 import pytest
 
-from hebench.config.suite import parse_suite
+from hebench.config import parse_suite
 from hebench.crypto import create_adapter
 from hebench.crypto.exact_weights import PreWeight
 from hebench.errors import PartyError
@@ -39,7 +39,7 @@ from hebench.runtime.flower.plan import (
     WEIGHTS,
     FlowerPlan,
 )
-from tests.flower.test_flower_parts import FakeHub
+from tests.runtime.flower.test_flower_parts import FakeHub
 
 CLIENTS, CHUNK = 4, 7
 SAMPLES = {0: 30, 1: 10, 2: 5, 3: 15}

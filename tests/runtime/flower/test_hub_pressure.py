@@ -14,7 +14,7 @@ from hebench.results.records import HubNoteRecord
 
 pytest.importorskip("flwr", reason="the hebench[flower] extra is not installed")
 
-from tests.flower.test_flower_parts import RunningHub
+from tests.runtime.flower.test_flower_parts import RunningHub
 
 SILENT = 300
 

@@ -33,8 +33,8 @@ def ring_failure_drawn(clients: int, dropout: float, num_shares: int, draws: int
     """The share of ``draws`` dropout draws in which some secret on hebench's ring (``ring_neighbours``, threshold
     num_shares // 2 + 1) cannot be rebuilt: a dropped client's key needs t live neighbours, a survivor's seed t of
     itself and its neighbours."""
-    from hebench.protections.params import SecAggParams
     from hebench.protections.secagg.common import ring_neighbours
+    from hebench.protections.secagg.params import SecAggParams
 
     threshold = num_shares // 2 + 1
     graph = ring_neighbours(

@@ -1,0 +1,1 @@
+"""Helpers shared by studies (not studies themselves: the registry does not look here)."""

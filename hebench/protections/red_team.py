@@ -1,0 +1,64 @@
+"""The red team's contract: how a threat plan obtains its view from the live protocol with the adversary in it.
+
+A mode plugs its adversary into the threats suite from its spec, without touching the attack code: a conduit rule
+``ConduitRule(Conduit.RED_TEAM, adversaries, obtains, strategy, view="hebench.protections.<p>.adversary:view")``
+names a :data:`RedTeamView`, a function from a :class:`Target` (the configuration, the adversary, the model the
+adversary's aggregator hands each client, and how each client trains on what it holds) to what the adversary
+obtained (:class:`Seen`). The view runs the real parties (hebench's clients and links, its key authority, the
+protection's own servers) on loopback with the lying party among them; nothing in it is a model of the protocol.
+:mod:`hebench.inversion.views.conduits` builds the target from an attack plan and turns :class:`Seen` into the
+attack's observation. Vectors are flat float32 in the protocol's own units (a client's upload is its trained model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hebench.protections.threats import Adversary, Strategy
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a red-team view is handed: one round's configuration and clients (the victim is client 0)."""
+
+    mode: str
+    adapter: str
+    params: Mapping[str, Any]
+    transport: str  # "tcp" or "tls"
+    adversary: Adversary
+    strategy: Strategy | None
+    k: int  # colluding clients (the round's last k) or share holders
+    models: tuple[np.ndarray, ...]  # the global model the adversary's aggregator hands each client
+    train: Callable[[int, np.ndarray], np.ndarray]  # client i's upload (its trained model) from the model it holds
+    sizes: tuple[int, ...]  # the model's parameter sizes (a per-layer packing's pieces)
+    victims: int = 1  # an every-update view is the FedAvg of the first ``victims`` clients' uploads
+    encrypted: np.ndarray | None = None  # a selective mask: True where every client encrypts
+
+    @property
+    def clients(self) -> int:
+        return len(self.models)
+
+    @property
+    def colluders(self) -> tuple[int, ...]:
+        """The colluding clients: the round's last ``k`` (never the victim)."""
+        if self.adversary is not Adversary.COLLUDING_CLIENTS:
+            return ()
+        return tuple(range(self.clients - self.k, self.clients))
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the adversary obtained of the victims (None: nothing usable), in upload units: the FedAvg of the
+    victims' uploads, or where it obtains a sum, that sum's FedAvg of the clients in it."""
+
+    update: np.ndarray | None
+    visible: np.ndarray | None = None  # the coordinates it read (True), where it read only some (selective)
+    detected: str | None = None  # a defence, or a refusal, that stopped it, in words
+    notes: tuple[str, ...] = field(default=())  # what the adversary did, for the record
+
+
+RedTeamView = Callable[[Target], Seen]

@@ -1,0 +1,1 @@
+"""TLS on every party's channels (``transport: tls``): a modifier of any mode, against the network observer."""
