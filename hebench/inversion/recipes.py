@@ -48,6 +48,8 @@ def load_recipe(name_or_path: str) -> AttackConfig:
             f"{path}: engine/line_search '{cfg.engine}'/'{cfg.line_search}' unknown",
             f"engine: {' or '.join(ENGINES)}; line_search: {' or '.join(LINE_SEARCHES)}",
         )
+    if not isinstance(cfg.restarts, int) or cfg.restarts < 1:
+        raise ParameterError(f"{path}: restarts {cfg.restarts!r} is not a positive integer", "write e.g. restarts: 4")
     if cfg.optimizer == "imprint-readout" and cfg.imprint is None:
         raise ParameterError(
             f"{path}: optimizer 'imprint-readout' without an imprint: section (the trap weights to plant)",

@@ -26,6 +26,7 @@ class AttackConfig:
     known_label: bool = False  # infer the label (idlg / inverting-gradients)
     patience: int = 40  # stop a restart whose best loss has not improved for this many steps
     tolerance: float = 1e-10  # stop once the gradient loss is this small
+    restarts: int = 1  # best of this many restarts at least, for a verdict (a campaign with fewer is warned of)
     imprint: ImprintSpec | None = None  # a malicious server's trap weights, planted before the victim trains
     # batched: restarts (and images sharing a model) optimised together, state per restart; serial: one at a time
     # with torch's own optimisers (the engine before issue #37, kept as the reference)
