@@ -94,8 +94,8 @@ def _compare(serial: dict[str, Any], batched: dict[str, Any]) -> dict[str, Any]:
     s, b = serial["success"], batched["success"]
     low, high = newcombe(b["k"], b["n"], s["k"], s["n"])
     paired = [x - y for x, y in zip(batched["ssim_per_image"], serial["ssim_per_image"], strict=True)]
-    within = b["k"] >= s["k"] or low <= 0 <= high
-    ssim_ok = batched["mean_ssim"]["mean"] >= serial["mean_ssim"]["low"]
+    within = bool(b["k"] >= s["k"] or low <= 0 <= high)  # numpy's bool is not JSON
+    ssim_ok = bool(batched["mean_ssim"]["mean"] >= serial["mean_ssim"]["low"])
     if b["k"] == s["k"] and max(abs(d) for d in paired) < 1e-3:
         verdict = "the same reconstructions (to 1e-3 SSIM per image)"
     elif within and ssim_ok:
