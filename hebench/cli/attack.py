@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,6 +180,7 @@ def _ad_hoc_plans(values: dict[str, Any]) -> list[AttackPlan]:
         "clients": values["clients"],
         "workers": values["workers"],
         "device": values["device"],
+        "engine": values["engine"],
     }
     plans = []
     for who in attackers:
@@ -223,6 +225,9 @@ def attack(
     steps: int | None = typer.Option(None, help="optimiser steps (default: the attack's own)"),
     workers: int | None = typer.Option(None, help="restart worker processes (default: one per available core)"),
     device: str = typer.Option("auto", help="auto (CUDA when present), cpu or cuda"),
+    engine: str = typer.Option(
+        "batched", help="batched (restarts optimised together, state per restart) or serial (one at a time)"
+    ),
     seed: int = typer.Option(0, help="seed"),
     out: Path | None = typer.Option(
         None, help="folder for attacks.jsonl and PNG grids (default: results/attack; RUN/attack-<date-time> for a run)"
@@ -235,6 +240,7 @@ def attack(
     from hebench.config import load_suite
     from hebench.config.catalog import resolve_suite
     from hebench.inversion.campaign import plans_for, recorded_plans, run_campaign
+    from hebench.inversion.evidence import raw_failed_notes, weak_attack_notes
     from hebench.inversion.recipes import load_recipe
     from hebench.results import ResultWriter
 
@@ -269,6 +275,9 @@ def attack(
         out = out or Path("results/attack")
     if not plans:
         raise ParameterError(f"{target} gives no view to attack", "check its configurations and privacy section")
+    if target is not None and given_on_command_line(ctx, "engine"):
+        plans = [replace(p, engine=engine) for p in plans]
+    warnings = weak_attack_notes(plans)
     for plan in plans:
         load_recipe(plan.attack)  # an unknown recipe fails here, before any work
         plan.check()
@@ -288,14 +297,22 @@ def attack(
         with ResultWriter(out / "attacks.jsonl") as writer:
             summaries = run_campaign(plans, writer, out, on_result)
     wall = time.perf_counter() - start
+    warnings += raw_failed_notes(summaries)
+    models = sorted({p.model for p in plans})
     if fmt is OutputFormat.json:
-        print_json({"out": str(out), "wall_s": wall, "notes": notes, "summaries": summaries})
+        print_json(
+            {"out": str(out), "wall_s": wall, "models": models, "notes": notes, "warnings": warnings}
+            | {"summaries": summaries}
+        )
         return
     keys = label_keys([s["plan"] for s in summaries])
     print_legend(console, keys)
     console.print(attack_table(summaries, keys))
+    console.print(f"[dim]model attacked: {', '.join(models)}[/]", highlight=False)
     for note in notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     n = len(plans)
     console.print(
         f"[dim]{n} plan{'' if n == 1 else 's'} in {wall:.0f} s; records and PNG grids (originals above "

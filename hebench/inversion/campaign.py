@@ -8,11 +8,27 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from hebench.config import Configuration, SelectiveSpec, Suite, ThreatSpec, parse_suite
+from hebench.config import (
+    Configuration,
+    ModelSpec,
+    PrivacySpec,
+    SelectiveSpec,
+    Suite,
+    ThreatSpec,
+    parse_suite,
+)
 from hebench.errors import ParameterError
-from hebench.inversion.evaluate import AttackPlan, public, run_plan, save_grid, summarize, threat_fields
+from hebench.inversion.evaluate import (
+    AttackPlan,
+    SubmittedPlan,
+    public,
+    save_grid,
+    submit_plan,
+    summarize,
+    threat_fields,
+)
 from hebench.inversion.evaluate import public as public_record
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.views.conduits import Protocol
@@ -136,6 +152,7 @@ def plans_for(suite: Suite, dry_run: bool = False, configurations: Collection[st
             common = {
                 "attack": spec.attack,
                 "model": spec.model,
+                "hidden": suite.model.hidden if spec.model == suite.model.name else AttackPlan.hidden,
                 "data": suite.data,
                 "batch_size": batch,
                 "images": spec.images,
@@ -215,14 +232,15 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
         )
     raw = dict(run.suite)
     default_privacy = raw.get("privacy") is None
-    if default_privacy:
-        raw["privacy"] = {}
+    trained = (raw.get("model") or {}).get("name", ModelSpec().name)
+    if default_privacy:  # attack the model the run trained, where the attacks can replay it
+        raw["privacy"] = {"model": trained} if trained in ATTACKABLE_MODELS else {}
     suite = parse_suite(raw, f"{path} (recorded suite)", list(overrides))
     ran = [c.config for c in records if isinstance(c, ConfigurationRecord)]
     plans = plans_for(suite, dry_run, configurations=set(ran))
     notes = [skipped] if (skipped := read.skipped_note(results_file(path))) else []
     if default_privacy:
-        notes.append("the run had no privacy section: its configurations' views are attacked with the defaults")
+        notes.append(_defaults_note(suite, trained))
     missing = [c.label for c in suite.configurations if c.label not in ran and c.tee is None]
     if missing:
         notes.append(f"not attacked, the run has no records of them: {', '.join(missing)}")
@@ -239,6 +257,26 @@ def recorded_plans(path: Path, overrides: Sequence[str] = (), dry_run: bool = Fa
                 "attack it with the hebench version that wrote the run, or rerun the suite",
             )
     return RecordedPlans(suite, plans, notes)
+
+
+ATTACKABLE_MODELS = get_args(PrivacySpec.model_fields["model"].annotation)
+
+
+def _defaults_note(suite: Suite, trained: str) -> str:
+    """What a run without a privacy section was attacked with: the attack, its size, and the model."""
+    from hebench.inversion.recipes import load_recipe
+
+    spec = suite.privacy
+    assert spec is not None
+    steps = spec.steps or load_recipe(spec.attack).steps
+    size = f"{spec.images} image(s) x {spec.seeds} model seed(s), best of {spec.restarts} restart(s) of {steps} steps"
+    if spec.model == trained:
+        model = f"on the run's model ({trained})"
+    else:
+        model = f"on {spec.model}, not the run's {trained} (the attacks replay only {', '.join(ATTACKABLE_MODELS)})"
+    return (
+        f"the run had no privacy section: its configurations' views were attacked with {spec.attack}, {size}, {model}"
+    )
 
 
 def _same_attack(plan: AttackPlan) -> AttackPlan:
@@ -352,15 +390,24 @@ def run_campaign(
 ) -> list[dict[str, Any]]:
     """Run every plan; write each record and a summary per plan; save one PNG grid per plan.
 
-    Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once.
-    An ``attack_campaign`` record closes the campaign with its duration, workers and device.
+    Plans that compute the same attack (p = 0 or 1 under several masks or attackers) run once. Every plan's
+    restarts are queued before any is waited for, so restarts that share a model and a threat model run in
+    one batch across plans (configurations), images and restarts (:mod:`hebench.inversion.batching`). An
+    ``attack_campaign`` record closes the campaign: its duration, workers, device, engine, the largest batch
+    and restarts per second.
     """
     check_malicious_models(plans)
     start = time.perf_counter()
-    summaries = []
-    done: dict[AttackPlan, list[dict[str, Any]]] = {}
     if pool is None and plans:
         pool = shared_pool(plans[0].workers, plans[0].device)
+    before = replace(pool.stats, engines=set()) if pool else None
+    submitted: dict[AttackPlan, SubmittedPlan] = {}
+    for plan in plans:
+        key = _same_attack(plan)
+        if key not in submitted:
+            submitted[key] = submit_plan(plan, pool)
+    summaries = []
+    done: dict[AttackPlan, list[dict[str, Any]]] = {}
     for plan in plans:
         t0 = time.perf_counter()
         key = _same_attack(plan)
@@ -370,7 +417,7 @@ def run_campaign(
                 if on_result:
                     on_result(plan, rec)
         else:
-            records = run_plan(plan, (lambda rec, plan=plan: on_result(plan, rec)) if on_result else None, pool)
+            records = submitted[key].finish((lambda rec, plan=plan: on_result(plan, rec)) if on_result else None)
             done[key] = records
         for rec in records:
             writer.write("attack", public(rec))
@@ -378,14 +425,20 @@ def run_campaign(
         summary = summary_of(plan, records, grid, time.perf_counter() - t0)
         writer.write("attack_summary", summary)
         summaries.append(summary)
-    if plans:
+    if plans and pool is not None and before is not None:
+        wall = time.perf_counter() - start
+        restarts = pool.stats.restarts - before.restarts
         writer.write(
             "attack_campaign",
             {
                 "plans": len(plans),
-                "wall_s": time.perf_counter() - start,
-                "workers": pool.workers if pool else None,
-                "device": pool.device if pool else None,
+                "wall_s": wall,
+                "workers": pool.workers,
+                "device": pool.device,
+                "engine": ",".join(sorted(pool.stats.engines)) or None,
+                "batch_size": pool.stats.largest or None,
+                "restarts": restarts,
+                "restarts_per_s": restarts / wall if restarts and wall > 0 else None,
             },
         )
     return summaries

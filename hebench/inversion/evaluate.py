@@ -25,9 +25,11 @@ from hebench.analysis.success import SUCCESS_SSIM, success_rate
 from hebench.config import DataSpec, DPSpec, SelectiveSpec
 from hebench.data.registry import load_federated
 from hebench.errors import DatasetError, ParameterError
-from hebench.inversion.attacks.imprint import plant_imprint
-from hebench.inversion.attacks.optimisation import Reconstruction, resolve_device
-from hebench.inversion.parallel import RestartPool, shared_pool
+from hebench.inversion.attacks import Reconstruction
+from hebench.inversion.attacks.config import ENGINES
+from hebench.inversion.attacks.trap_weights import plant_imprint
+from hebench.inversion.devices import resolve_device
+from hebench.inversion.parallel import Pending, RestartPool, shared_pool
 from hebench.inversion.recipes import load_recipe
 from hebench.inversion.scoring.metrics import score, ssim
 from hebench.inversion.views.local_update import LocalTraining
@@ -45,6 +47,7 @@ class AttackPlan:
     view: str = "raw"  # raw | he | selective
     selective: SelectiveSpec | None = None
     model: str = "lenet"
+    hidden: int = 16  # the mlp's hidden width (the run's, when the attack replays the run's model)
     data: DataSpec = field(default_factory=lambda: DataSpec(clients=1))
     batch_size: int = 1  # images per client
     images: int = 4  # victim batches
@@ -63,6 +66,7 @@ class AttackPlan:
     success_ssim: float = SUCCESS_SSIM
     workers: int | None = None  # restart worker processes (None: one per available core)
     device: str = "auto"  # auto | cpu | cuda
+    engine: str | None = None  # batched | serial (None: the recipe's, batched)
     dp: DPSpec | None = None  # the configuration's DP: the attacker sees each client's noisy upload
     # the threat model (hebench.protections.threats): who attacks, what it obtains, the evidence, how it is obtained
     adversary: str = "aggregator"
@@ -94,6 +98,8 @@ class AttackPlan:
         return what + (f", FedAvg mean of {self.clients} clients" if self.clients > 1 else "")
 
     def check(self) -> None:
+        if self.engine not in (None, *ENGINES):
+            raise ParameterError(f"engine '{self.engine}' is unknown", f"use one of {', '.join(ENGINES)}")
         if self.attacker not in ATTACKERS:
             raise ParameterError(f"attacker '{self.attacker}' is unknown", f"use one of {', '.join(ATTACKERS)}")
         if self.mask_source not in MASK_SOURCES:
@@ -112,9 +118,9 @@ class AttackPlan:
             )
 
 
-def init_model(name: str, shape: tuple[int, int, int], classes: int, seed: int) -> torch.nn.Module:
+def init_model(name: str, shape: tuple[int, int, int], classes: int, seed: int, hidden: int = 16) -> torch.nn.Module:
     torch.manual_seed(seed)
-    model = build_model(name, shape, classes)
+    model = build_model(name, shape, classes, hidden)
     if name == "lenet":
         dlg_init(model)
     return model.eval()
@@ -225,19 +231,43 @@ def _conveyed(
     return obs, info, torch.cat(xs[:seen])
 
 
-def run_plan(
-    plan: AttackPlan, on_result: Callable[[dict[str, Any]], None] | None = None, pool: RestartPool | None = None
-) -> list[dict[str, Any]]:
+@dataclass
+class SubmittedPlan:
+    """A plan whose restarts are queued in a pool (:func:`submit_plan`); :meth:`finish` scores them."""
+
+    plan: AttackPlan
+    jobs: list[tuple[dict[str, Any], Observation, torch.Tensor, list[Pending]]]
+    device: str
+    engine: str
+
+    def finish(self, on_result: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Wait for each victim's restarts in order, keep the best by the attacker's own loss, score it."""
+        out = []
+        for record, obs, x_all, handles in self.jobs:
+            if not self.plan.dry_run:
+                _score(record, obs, x_all, [h.result() for h in handles], self.device, self.engine)
+            out.append(record)
+            if on_result:
+                on_result(record)
+        return out
+
+
+def submit_plan(plan: AttackPlan, pool: RestartPool | None = None) -> SubmittedPlan:
+    """Build the plan's observations and queue its restarts in ``pool`` (sent when a result is first asked for,
+    so that the restarts of several plans submitted in turn share batches)."""
     plan.check()
     data = load_federated(plan.data, plan.seed)
     cfg = load_recipe(plan.attack)
     if plan.steps:
         cfg = replace(cfg, steps=plan.steps)
+    if plan.engine:
+        cfg = replace(cfg, engine=plan.engine)
+    pool = pool or shared_pool(plan.workers, plan.device)
     jobs = []
     for image in range(plan.images):
         for s in range(plan.seeds):
             model_seed = plan.seed * 7919 + s
-            model = init_model(plan.model, data.input_shape, data.num_classes, model_seed)
+            model = init_model(plan.model, data.input_shape, data.num_classes, model_seed, plan.hidden)
             if cfg.imprint is not None:  # a malicious server: its trap weights, bins from its public (test) data
                 model = plant_imprint(model, data.input_shape, data.test_x, cfg.imprint)
             obs, info, x_all = _observation(plan, data, model, image, model_seed)
@@ -256,20 +286,16 @@ def run_plan(
                 "seed": s,
                 **info,
             }
-            jobs.append((record, obs, x_all, model_seed))
-    out = []
-    pool = pool or shared_pool(plan.workers, plan.device)
-    pending = []
-    for record, obs, x_all, model_seed in jobs:
-        tries = [] if plan.dry_run else [pool.submit(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
-        pending.append((record, obs, x_all, tries))
-    for record, obs, x_all, futures in pending:
-        if not plan.dry_run:
-            _score(record, obs, x_all, [f.result() for f in futures], pool.device)
-        out.append(record)
-        if on_result:
-            on_result(record)
-    return out
+            tries = [] if plan.dry_run else [pool.submit(obs, cfg, model_seed * 101 + r) for r in range(plan.restarts)]
+            jobs.append((record, obs, x_all, tries))
+    return SubmittedPlan(plan, jobs, pool.device, cfg.engine)
+
+
+def run_plan(
+    plan: AttackPlan, on_result: Callable[[dict[str, Any]], None] | None = None, pool: RestartPool | None = None
+) -> list[dict[str, Any]]:
+    """Attack every victim of the plan and score the best restart of each."""
+    return submit_plan(plan, pool).finish(on_result)
 
 
 def threat_fields(plan: AttackPlan) -> dict[str, Any]:
@@ -294,7 +320,12 @@ def _label_accuracy(found: torch.Tensor, true: torch.Tensor) -> float:
 
 
 def _score(
-    record: dict[str, Any], obs: Observation, x_all: torch.Tensor, tries: list[Reconstruction], device: str
+    record: dict[str, Any],
+    obs: Observation,
+    x_all: torch.Tensor,
+    tries: list[Reconstruction],
+    device: str,
+    engine: str,
 ) -> None:
     finite = [t for t in tries if t.finite and math.isfinite(t.grad_loss)] or tries
     best = min(finite, key=lambda t: t.grad_loss if math.isfinite(t.grad_loss) else math.inf)
@@ -312,6 +343,8 @@ def _score(
             "restart_cpu_s": [t.cpu_s for t in tries],
             "restart_steps": [len(t.trace) for t in tries],
             "diverged_restarts": sum(not t.finite for t in tries),
+            "restart_batch": [t.batch for t in tries],
+            "engine": engine,
             "device": device,
             "label_accuracy": _label_accuracy(best.labels, labels),
             **{m: float(np.mean([sc[m] for sc in scores])) for m in METRICS},
@@ -376,4 +409,4 @@ def public(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_")}
 
 
-__all__ = ["AttackPlan", "init_model", "public", "resolve_device", "run_plan", "save_grid", "summarize"]
+__all__ = ["AttackPlan", "init_model", "public", "resolve_device", "run_plan", "save_grid", "submit_plan", "summarize"]

@@ -8,8 +8,9 @@ from pathlib import Path
 import yaml
 
 from hebench.errors import ParameterError
-from hebench.inversion.attacks.imprint import ImprintSpec
-from hebench.inversion.attacks.optimisation import OPTIMIZERS, AttackConfig
+from hebench.inversion.attacks import ATTACKS, AttackConfig
+from hebench.inversion.attacks.config import ENGINES, LINE_SEARCHES
+from hebench.inversion.attacks.trap_weights import ImprintSpec
 
 RECIPES = Path(__file__).resolve().parents[1] / "config" / "attacks"  # in a checkout: a link to attacks/
 
@@ -33,15 +34,22 @@ def load_recipe(name_or_path: str) -> AttackConfig:
     if raw.get("imprint") is not None:
         raw["imprint"] = _imprint_spec(path, raw["imprint"])
     cfg = AttackConfig(**raw)
-    if cfg.optimizer not in OPTIMIZERS or cfg.distance not in ("l2", "cosine"):
+    if cfg.optimizer not in ATTACKS or cfg.distance not in ("l2", "cosine"):
         raise ParameterError(
             f"{path}: optimizer/distance '{cfg.optimizer}'/'{cfg.distance}' unknown",
-            f"optimizer: {', '.join(OPTIMIZERS)}; distance: l2 or cosine",
+            f"optimizer: {', '.join(sorted(ATTACKS))}; distance: l2 or cosine",
         )
     if cfg.init not in ("randn", "rand") or cfg.keep not in ("objective", "match"):
         raise ParameterError(
             f"{path}: init/keep '{cfg.init}'/'{cfg.keep}' unknown", "init: randn or rand; keep: objective or match"
         )
+    if cfg.engine not in ENGINES or cfg.line_search not in LINE_SEARCHES:
+        raise ParameterError(
+            f"{path}: engine/line_search '{cfg.engine}'/'{cfg.line_search}' unknown",
+            f"engine: {' or '.join(ENGINES)}; line_search: {' or '.join(LINE_SEARCHES)}",
+        )
+    if not isinstance(cfg.restarts, int) or cfg.restarts < 1:
+        raise ParameterError(f"{path}: restarts {cfg.restarts!r} is not a positive integer", "write e.g. restarts: 4")
     if cfg.optimizer == "imprint-readout" and cfg.imprint is None:
         raise ParameterError(
             f"{path}: optimizer 'imprint-readout' without an imprint: section (the trap weights to plant)",

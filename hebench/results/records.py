@@ -439,6 +439,8 @@ class AttackRecord(Record):
     restart_wall_s: tuple[float, ...] | None = None
     restart_cpu_s: tuple[float, ...] | None = None
     restart_steps: tuple[int, ...] | None = None
+    restart_batch: tuple[int, ...] | None = None  # restarts optimised together with each (1: serial)
+    engine: str | None = None  # batched or serial (records before issue #37: serial)
     device: str | None = None
     ssim_per_image: tuple[float, ...] | None = None
     reused: bool | None = None  # the same attack as another plan's (p = 0 or 1 under several masks)
@@ -508,6 +510,10 @@ class AttackCampaignRecord(Record):
     wall_s: float
     workers: int | None = None
     device: str | None = None
+    engine: str | None = None  # batched, serial, or both (records before issue #37: serial)
+    batch_size: int | None = None  # the largest batch of restarts run together
+    restarts: int | None = None  # restarts run (attacks reused across plans counted once)
+    restarts_per_s: float | None = None  # restarts over the campaign's wall time
 
 
 @_register("modelled_cost")

@@ -123,6 +123,41 @@ def test_a_run_without_privacy_is_attacked_with_defaults_and_says_so(tmp_path):
     assert len(data["summaries"]) == 3 and any("no privacy section" in n for n in data["notes"])
 
 
+def test_a_run_without_privacy_is_attacked_on_the_model_it_trained_and_names_it(tmp_path):
+    """Issue #40: the run trained an mlp; the default attack attacked lenet and said only "the defaults"."""
+    run = _run_folder(tmp_path / "run", None)
+    code, output, data = _attack(str(run), "--images", "1", "--seeds", "1", "--dry-run", "--format", "json")
+    assert code == 0, output
+    assert data["models"] == ["mlp"] and {s["model"] for s in data["summaries"]} == {"mlp"}
+    (note,) = [n for n in data["notes"] if "no privacy section" in n]
+    assert "dlg" in note and "on the run's model (mlp)" in note and "best of 4 restart(s) of 300 steps" in note
+    code, output, _ = _attack(str(run), "--images", "1", "--seeds", "1", "--dry-run")
+    assert code == 0 and "model attacked: mlp" in output
+
+
+def test_too_few_steps_or_restarts_for_a_defence_are_warned(tmp_path):
+    """Issue #40: with --steps 50 --restarts 1 raw scored 0 of 2; such an attack cannot show a defence."""
+    run = _run_folder(tmp_path / "run", None)
+    args = ["--images", "1", "--seeds", "1", "--dry-run", "--format", "json"]
+    code, output, data = _attack(str(run), "--steps", "50", "--restarts", "1", *args)
+    assert code == 0, output
+    (warning,) = data["warnings"]
+    assert "50 steps where its recipe runs 300" in warning and "1 restart" in warning
+    code, output, data = _attack(str(run), *args)  # the recipe's steps and the default restarts: no warning
+    assert code == 0 and data["warnings"] == []
+
+
+def test_an_attack_that_recovers_nothing_from_raw_is_said_to_show_no_defence():
+    from hebench.inversion.evidence import raw_failed_notes
+
+    failed = {"plan": "raw", "attack": "dlg", "view": "raw", "scores": {"success": {"k": 0, "n": 2}}}
+    recovered = {**failed, "scores": {"success": {"k": 1, "n": 2}}}
+    protected = {**failed, "plan": "host-he/tenseal-ckks", "view": "he"}
+    (note,) = raw_failed_notes([failed, protected])
+    assert note.startswith("raw: dlg recovered no image") and "0 of 2" in note
+    assert raw_failed_notes([recovered, protected]) == []
+
+
 def test_a_run_attack_refuses_to_change_what_was_seen(tmp_path):
     run = _run_folder(tmp_path / "run", {"images": 1, "seeds": 1})
     code, output, _ = _attack(str(run), "--set", "training.rounds=9", "--dry-run")

@@ -11,9 +11,10 @@ import torch
 
 from hebench.config import DataSpec, SelectiveSpec
 from hebench.data.digits import load_digits_tensors
+from hebench.inversion.attacks import AttackConfig
+from hebench.inversion.attacks.dlg import serial as lbfgs_attack
 from hebench.inversion.attacks.labels import infer_label
 from hebench.inversion.attacks.matching import cosine_distance, l2_distance
-from hebench.inversion.attacks.optimisation import AttackConfig, lbfgs_attack
 from hebench.inversion.evaluate import AttackPlan, init_model, run_plan, summarize
 from hebench.inversion.recipes import load_recipe, recipe_names
 from hebench.inversion.views.observation import observe, victim_gradients

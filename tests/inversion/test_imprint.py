@@ -10,8 +10,8 @@ import torch
 from hebench.config import DataSpec
 from hebench.data.registry import load_federated
 from hebench.errors import ParameterError
-from hebench.inversion.attacks.imprint import ImprintSpec, plant_imprint, read_out
-from hebench.inversion.attacks.optimisation import reconstruct
+from hebench.inversion.attacks import reconstruct_one as reconstruct
+from hebench.inversion.attacks.trap_weights import ImprintSpec, plant_imprint, read_out
 from hebench.inversion.evaluate import AttackPlan, init_model, run_plan
 from hebench.inversion.recipes import load_recipe
 from hebench.inversion.views.observation import observe, victim_gradients

@@ -10,8 +10,8 @@ import yaml
 
 from hebench.bench.attack_strength import OLD_IG
 from hebench.config import DataSpec
+from hebench.inversion.attacks.inverting_gradients import step_decay
 from hebench.inversion.attacks.matching import total_variation
-from hebench.inversion.attacks.optimisation import step_decay
 from hebench.inversion.evaluate import AttackPlan, run_plan
 from hebench.inversion.recipes import RECIPES, load_recipe
 

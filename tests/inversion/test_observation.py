@@ -11,7 +11,7 @@ import torch
 from hebench.config import TrainingSpec
 from hebench.data.natural import load_natural_tensors
 from hebench.fl.training import train_locally
-from hebench.inversion.attacks.optimisation import dummy_upload
+from hebench.inversion.attacks.upload import dummy_upload
 from hebench.inversion.evaluate import init_model
 from hebench.inversion.views.local_update import LocalTraining, simulate_update
 from hebench.inversion.views.observation import observe, victim_gradients, victim_update

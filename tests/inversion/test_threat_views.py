@@ -165,7 +165,7 @@ def test_the_threats_suites_raw_and_host_he_views_come_from_live_rounds_with_the
     import yaml
 
     from hebench.data.registry import load_federated
-    from hebench.inversion.attacks.imprint import plant_imprint
+    from hebench.inversion.attacks.trap_weights import plant_imprint
     from hebench.inversion.recipes import load_recipe
 
     suite = parse_suite(yaml.safe_load((ROOT / "suites" / "threats.yaml").read_text()))

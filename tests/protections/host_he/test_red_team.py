@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hebench.crypto import create_adapter, load_adapter
-from hebench.inversion.attacks.imprint import ImprintSpec, plant_imprint, read_out
+from hebench.inversion.attacks.trap_weights import ImprintSpec, plant_imprint, read_out
 from hebench.inversion.views.inconsistency import dead_model
 from hebench.protections.host_he.adversary import red_team_view
 from hebench.protections.raw.adversary import play

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from hebench.inversion.attacks.imprint import ImprintSpec, plant_imprint, read_out
+from hebench.inversion.attacks.trap_weights import ImprintSpec, plant_imprint, read_out
 from hebench.inversion.views.inconsistency import classifier, dead_model
 from hebench.protections.raw.adversary import play, red_team_view
 from hebench.protections.raw.live_round import HeldModel, run_round

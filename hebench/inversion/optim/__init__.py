@@ -1,0 +1,1 @@
+"""Optimisers that advance many independent restarts at once, each with its own state."""
