@@ -10,9 +10,6 @@ LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 HTML_ID = re.compile(r"""<a\s+(?:name|id)=["']([^"']+)["']""")
-# Pages the README's map links while their branches are still open: language models (#38) and text leakage (#39).
-# A link to one is not broken while it is absent; remove its entry when its page lands.
-PENDING = {ROOT / "docs" / "language.md", ROOT / "docs" / "text-leakage.md"}
 
 
 def pages() -> list[Path]:
@@ -69,8 +66,6 @@ def broken_links(page: Path) -> list[str]:
             path_part, _, anchor = target.partition("#")
             dest = (page.parent / path_part).resolve() if path_part else page
             where = f"{page.relative_to(ROOT) if page.is_relative_to(ROOT) else page.name}:{number} {target}"
-            if not dest.exists() and dest in PENDING:
-                continue
             if not dest.exists():
                 broken.append(f"{where} (no such file)")
             elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
