@@ -87,7 +87,7 @@ class ModelSpec(Frozen):
                 "vocab_size sizes a randomly initialised decoder's embeddings (the pretrained base has its own, the "
                 "image models none): remove vocab_size"
             )
-        if self.fine_tuning.kind == "lora" and not self.is_decoder:
+        if isinstance(self.fine_tuning, LoraFineTuning) and not self.is_decoder:
             raise ValueError(
                 f"LoRA adapters attach to the GPT-2 decoders' projections, not to {self.name}: use name: gpt2_tiny "
                 "or gpt2_small, or fine_tuning: {kind: full}"
