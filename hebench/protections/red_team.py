@@ -12,6 +12,8 @@ attack's observation. Vectors are flat float32 in the protocol's own units (a cl
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,3 +76,41 @@ def door_credentials(config: Configuration, clients: int) -> dict[str, Credentia
     creds = RunCredentials(config, clients)
     parties = {p for door in creds.doors.values() for p in (door.keeper, *door.parties)}
     return {party: creds.of(party) for party in sorted(parties)}
+
+
+class Control:
+    """A helper party's control pipe, as the runtime drives it: ``told`` in order on recv, replies kept."""
+
+    def __init__(self, *told: Any) -> None:
+        self.told = list(told)
+        self.replies: queue.Queue = queue.Queue()
+
+    def recv(self) -> Any:
+        return self.told.pop(0)
+
+    def send(self, item: Any) -> None:
+        self.replies.put(item)
+
+
+class PartyThreads:
+    """A live round's honest parties, each in a thread: what one raised (a refusal, or a session the lying party
+    ended) is kept by party name for the view to read, never raised."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, BaseException] = {}
+        self.threads: list[threading.Thread] = []
+
+    def start(self, name: str, body: Callable[..., None], *args: Any) -> None:
+        def run() -> None:
+            try:
+                body(*args)
+            except Exception as err:  # the view reads it
+                self.errors[name] = err
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def join(self, timeout_s: float) -> None:
+        for thread in self.threads:
+            thread.join(timeout=timeout_s)

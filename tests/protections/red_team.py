@@ -6,11 +6,9 @@ parties decode them)."""
 from __future__ import annotations
 
 import copy
-import queue
 import struct
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import torch
@@ -23,6 +21,7 @@ from hebench.errors import PartyError
 from hebench.fl.update import load_vector, model_vector
 from hebench.models import build_model
 from hebench.net.transport import Message, decode
+from hebench.protections.red_team import Control as Control  # the live rounds' pipe, re-exported for the tests
 
 LR = 0.5  # the clients' step: the adversary knows it (the suite says it)
 BATCH = 4
@@ -83,20 +82,6 @@ def windows(values: np.ndarray, count: int = 8, width: int = 16) -> list[bytes]:
     raw = np.asarray(values, dtype=np.float32)
     step = max((len(raw) - width) // count, 1)
     return [raw[s : s + width].tobytes() for s in range(0, len(raw) - width, step)][:count]
-
-
-class Control:
-    """A helper party's control pipe, as the runtime drives it: ``told`` in order on recv, replies kept."""
-
-    def __init__(self, *told: Any) -> None:
-        self.told = list(told)
-        self.replies: queue.Queue = queue.Queue()
-
-    def recv(self) -> Any:
-        return self.told.pop(0)
-
-    def send(self, item: Any) -> None:
-        self.replies.put(item)
 
 
 def wire_messages(stream: bytes, header: str = "!i") -> list[Message]:

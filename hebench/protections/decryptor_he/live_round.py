@@ -14,7 +14,6 @@ from __future__ import annotations
 import queue
 import shutil
 import tempfile
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,24 +37,10 @@ from hebench.net.transport import Message
 from hebench.protections.decryptor_he.adversary import LyingAggregator
 from hebench.protections.decryptor_he.decryptor import run_decryptor
 from hebench.protections.decryptor_he.link import decryptor_link
-from hebench.protections.red_team import Seen, Target, door_credentials
+from hebench.protections.red_team import Control, PartyThreads, Seen, Target, door_credentials
 
 DECRYPTOR = "aggregator-1"  # the decryptor's party name (the aggregator's first helper)
 TIMEOUT_S = 30.0
-
-
-class _Control:
-    """A helper party's control pipe, as the runtime drives it: ``told`` in order on recv, replies kept."""
-
-    def __init__(self, *told: Any) -> None:
-        self.told = list(told)
-        self.replies: queue.Queue = queue.Queue()
-
-    def recv(self) -> Any:
-        return self.told.pop(0)
-
-    def send(self, item: Any) -> None:
-        self.replies.put(item)
 
 
 class DecryptorRound:
@@ -83,17 +68,17 @@ class DecryptorRound:
         self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
         self.creds = door_credentials(self.config, clients)
         self.allowance = Allowance(0, rounds, values)
-        self.errors: dict[str, BaseException] = {}
+        self.parties = PartyThreads()
+        self.errors = self.parties.errors  # by party: what each honest party refused or saw end
         self.opened: dict[tuple[int, int], Opened] = {}
-        self.threads: dict[str, threading.Thread] = {}
-        ka = _Control(None)
-        self._start(KEY_AUTHORITY, run_key_authority, self._context(KEY_AUTHORITY), ka, queue.Queue())
+        ka = Control(None)
+        self.parties.start(KEY_AUTHORITY, run_key_authority, self._context(KEY_AUTHORITY), ka, queue.Queue())
         self.doors = ka.replies.get(timeout=TIMEOUT_S)
         self.aggregator = LyingAggregator(self.creds["aggregator"], None, TIMEOUT_S)
         wiring = Wiring(self.doors["decryptor"], self.aggregator.door.address)
-        self._start(DECRYPTOR, run_decryptor, self._context(DECRYPTOR), _Control(1, wiring), queue.Queue())
+        self.parties.start(DECRYPTOR, run_decryptor, self._context(DECRYPTOR), Control(1, wiring), queue.Queue())
         for i in range(clients):
-            self._start(client_party(i), self._client, i)
+            self.parties.start(client_party(i), self._client, i)
         self.aggregator.admit(clients)
         self.public = self.aggregator.keys(self.doors["public"])
 
@@ -110,16 +95,6 @@ class DecryptorRound:
             client_index=index,
             allowance=self.allowance,
         )
-
-    def _start(self, name: str, body: Callable[..., None], *args: Any) -> None:
-        def run() -> None:
-            try:
-                body(*args)
-            except Exception as err:  # a refusal, or a session the aggregator ended: the view reads it
-                self.errors[name] = err
-
-        self.threads[name] = threading.Thread(target=run, daemon=True)
-        self.threads[name].start()
 
     def _client(self, i: int) -> None:
         """A real client: told to train, it uploads under the public set and opens the sealed answer."""
@@ -141,8 +116,7 @@ class DecryptorRound:
 
     def close(self) -> None:
         self.aggregator.close()
-        for thread in self.threads.values():
-            thread.join(timeout=TIMEOUT_S)
+        self.parties.join(TIMEOUT_S)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

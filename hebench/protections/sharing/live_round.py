@@ -27,7 +27,7 @@ from hebench.fl.party import PartyContext, Wiring, client_party
 from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message, read_transcript
-from hebench.protections.red_team import Seen, Target, door_credentials
+from hebench.protections.red_team import PartyThreads, Seen, Target, door_credentials
 from hebench.protections.sharing.adversary import LyingCoordinator, read_update
 from hebench.protections.sharing.holder import run_share_holder
 from hebench.protections.sharing.link import share_link
@@ -93,11 +93,13 @@ class ShareRound:
             make_party_certificates(Path(self.tls), ("aggregator", *names, *everyone), ("aggregator", *names))
         self.creds = door_credentials(self.config, clients)
         self.holders: dict[int, tuple[str, int]] = {}
-        self.errors: dict[str, BaseException] = {}
-        self.threads: list[threading.Thread] = []
+        self.parties = PartyThreads()
+        self.errors = self.parties.errors  # by party: what each honest party refused or saw end
         for k in range(1, params.aggregators):
             control = _Control(k)
-            self._start(f"aggregator-{k}", run_share_holder, self._context(f"aggregator-{k}"), control, _Records())
+            self.parties.start(
+                f"aggregator-{k}", run_share_holder, self._context(f"aggregator-{k}"), control, _Records()
+            )
             control.address.wait(TIMEOUT_S)
             self.holders[k] = control.reply
         self.coordinator = LyingCoordinator(
@@ -122,17 +124,6 @@ class ShareRound:
             tls=self.tls,
         )
 
-    def _start(self, name: str, body: Callable[..., None], *args: Any) -> None:
-        def run() -> None:
-            try:
-                body(*args)
-            except Exception as err:  # a refusal: the view reads it
-                self.errors[name] = err
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.start()
-        self.threads.append(thread)
-
     def start_clients(self) -> None:
         aggregators = [self.coordinator.door.address, *(self.holders[k] for k in sorted(self.holders))]
         for i in range(self.clients):
@@ -140,7 +131,7 @@ class ShareRound:
             if i in self.tapped:
                 self.taps[i] = [WireTap(address) for address in aggregators]
                 where = [tap.address for tap in self.taps[i]]
-            self._start(client_party(i), self._client, i, Wiring(None, where[0], None, tuple(where[1:])))
+            self.parties.start(client_party(i), self._client, i, Wiring(None, where[0], None, tuple(where[1:])))
 
     def _client(self, i: int, wiring: Wiring) -> None:
         link = share_link(self._context(client_party(i), i), wiring, 1, PhaseMeter())
@@ -166,8 +157,7 @@ class ShareRound:
 
     def close(self) -> None:
         self.coordinator.close()
-        for thread in self.threads:
-            thread.join(timeout=self.wait_s)
+        self.parties.join(self.wait_s)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -200,12 +190,10 @@ def red_team_view(target: Target) -> Seen:
         except PartyError as err:  # a client refused its upload (e.g. a model beyond the range the shares carry)
             agg.close()  # the others' sessions end with it
             live.wait_s = 2.0  # a client already admitted ends at its own timeout (a daemon thread)
-            for thread in live.threads:
-                thread.join(timeout=live.wait_s)
+            live.parties.join(live.wait_s)
             why = "; ".join(f"{name} refused: {error}" for name, error in sorted(live.errors.items()))
             return Seen(None, detected=why or err.problem, notes=notes)
-        for thread in live.threads:
-            thread.join(timeout=TIMEOUT_S)
+        live.parties.join(TIMEOUT_S)
         if target.adversary is Adversary.SHARE_HOLDERS:
             if target.k < live.params.aggregators:
                 return Seen(None, notes=(*notes, f"{target.k} of {live.params.aggregators} shares: uniform words"))
@@ -249,8 +237,7 @@ def observer_view(target: Target) -> Seen:
         live.start_clients()
         agg.admit(target.clients)
         agg.send_sums(0, agg.first_shares())
-        for thread in live.threads:
-            thread.join(timeout=TIMEOUT_S)
+        live.parties.join(TIMEOUT_S)
     finally:
         live.close()
     taps = [tap for i in victims for tap in live.taps[i]]
