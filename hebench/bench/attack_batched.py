@@ -210,7 +210,7 @@ def _gpu_speed(size: BatchedSize) -> dict[str, Any]:
         return {"measured": False, "reason": "not measured: no GPU"}
     plan, _ = _speed_plan(size, size.gpu_restarts)
     with RestartPool(1, "cpu") as cpu:
-        one = replace(plan, restarts=2, engine="serial", workers=1)
+        one = replace(plan, restarts=4, engine="serial", workers=1)
         _timed(replace(one, restarts=1), cpu)
         serial_per_s = one.restarts / _timed(one, cpu)
     with RestartPool(1, "cuda") as gpu:
@@ -246,6 +246,7 @@ def _parts(text: str) -> tuple[str, ...]:
         Option("--batched-quick", "quick", "a short run: 200 IG steps, 4 DLG victims (speed rounds unchanged)"),
         Option("--batched-rounds", "speed_rounds", "interleaved CPU speed rounds (default 3)", count),
         Option("--batched-restarts", "speed_restarts", "restarts per CPU speed round (default 64)", count),
+        Option("--batched-gpu-restarts", "gpu_restarts", "restarts in the GPU speed run (default 1024)", count),
     ),
 )
 def attack_batched(
@@ -255,6 +256,7 @@ def attack_batched(
     quick: bool = False,
     speed_rounds: int | None = None,
     speed_restarts: int | None = None,
+    gpu_restarts: int | None = None,
 ) -> dict[str, Any]:
     """The batched attack engine against the serial one (#37): strength on the same plans, CPU restarts/s, GPU.
 
@@ -264,6 +266,8 @@ def attack_batched(
         size = replace(size, speed_rounds=speed_rounds)
     if speed_restarts is not None:
         size = replace(size, speed_restarts=speed_restarts)
+    if gpu_restarts is not None:
+        size = replace(size, gpu_restarts=gpu_restarts)
     workers = workers or default_workers()
     start = time.perf_counter()
     out: dict[str, Any] = {"benchmark": "attack_batched", "size": asdict(size), "workers": workers}

@@ -73,6 +73,9 @@ class ModelSpec(Frozen):
     # decoders: embedding rows, at least the tokenizer's vocabulary (rows past it are never read); None: the
     # tokenizer's size. 50257 gives gpt2_small GPT-2's published 124,439,808 parameters with any vocabulary
     vocab_size: int | None = Field(None, ge=257)
+    # decoders: dropout on embeddings, attention and residuals in training; None: the shape's own (gpt2_small:
+    # GPT-2's 0.1, gpt2_tiny: 0). 0 makes a client's update a function of its data (the exact text attack's premise)
+    dropout: float | None = Field(None, ge=0, lt=1)
     fine_tuning: FineTuning = FullFineTuning()
 
     @model_validator(mode="after")
@@ -86,6 +89,11 @@ class ModelSpec(Frozen):
             raise ValueError(
                 "vocab_size sizes a randomly initialised decoder's embeddings (the pretrained base has its own, the "
                 "image models none): remove vocab_size"
+            )
+        if self.dropout is not None and (self.pretrained or not self.is_decoder):
+            raise ValueError(
+                "dropout overrides a randomly initialised decoder's (the pretrained base and the image models have "
+                "their own): remove dropout"
             )
         if isinstance(self.fine_tuning, LoraFineTuning) and not self.is_decoder:
             raise ValueError(

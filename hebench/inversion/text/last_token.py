@@ -28,6 +28,9 @@ from torch import nn
 from hebench.inversion.text.observation import TextObservation
 
 STEP = 1e-3  # central-difference step, relative to the largest parameter magnitude over the largest direction entry
+JACOBIAN_BYTES = 2**30  # the Gram route's Jacobian (hidden width x coordinates read, float32) stays below this
+SHORTLIST = 64  # tokens per sequence checked exactly where the Gram route does not fit (largest directional scores)
+SHORTLIST_COORDINATES = 2**23  # coordinates nearest the output the shortlist route reads (GPT-2 small: its last block)
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class LastTokens:
     tokens: torch.Tensor  # (n,)
     margins: tuple[float, ...]  # per sequence: (best - second best) / |best| score
     scale: float  # the fitted alpha
+    method: str  # "gram" (every token ranked by its distance) or "shortlist-K" (the K best scores checked exactly)
 
 
 def _visible(obs: TextObservation, names: list[str]) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
@@ -44,13 +48,32 @@ def _visible(obs: TextObservation, names: list[str]) -> tuple[torch.Tensor, list
         seen = obs.tensor(name)
         if seen is None:
             parts.append(torch.zeros_like(obs.update[name]).reshape(-1).double())
-            masks.append(torch.zeros(obs.update[name].numel(), dtype=torch.bool))
+            masks.append(torch.zeros(obs.update[name].numel(), dtype=torch.bool, device=obs.update[name].device))
             continue
         values, mask = seen
-        flat_mask = torch.ones(values.numel(), dtype=torch.bool) if mask is None else mask.reshape(-1).bool()
+        every = torch.ones(values.numel(), dtype=torch.bool, device=values.device)
+        flat_mask = every if mask is None else mask.reshape(-1).bool()
         parts.append(torch.where(flat_mask, values.reshape(-1).double(), 0.0))
         masks.append(flat_mask)
     return torch.cat(parts), masks
+
+
+def _nearest_output(obs: TextObservation, order: list[str], per: int, budget: int) -> tuple[list[str], int]:
+    """The update's tensors nearest the output (a suffix, in the model's order) whose visible coordinates times
+    ``per`` fit ``budget``, and those coordinates: the loss is linear in the targets on any subset of coordinates,
+    so the last token reads from these alone (all of them on a small model; on GPT-2 small, its last block). At
+    least the last tensor, whatever its size."""
+    assert obs.update is not None
+    chosen: list[str] = []
+    size = 0
+    for name in reversed([n for n in order if n in obs.update]):
+        found = obs.tensor(name)
+        count = 0 if found is None else found[0].numel() if found[1] is None else int(found[1].sum())
+        if chosen and (size + count) * per > budget:
+            break
+        chosen.append(name)
+        size += count
+    return chosen[::-1], size
 
 
 def _mask(vector: torch.Tensor, masks: list[torch.Tensor | None]) -> torch.Tensor:
@@ -112,14 +135,15 @@ def _logit_norms(twin: nn.Module, params: list[torch.Tensor], masks: list, prefi
 def _closest(
     target: torch.Tensor,
     scores: torch.Tensor,
-    norms: torch.Tensor,
+    norms: torch.Tensor | None,
     targets: int,
     k: int,
     exact: Callable[[int], torch.Tensor],
 ) -> int:
     """The token whose (scaled) logit gradient is closest to ``target``: ``|t - g_v|^2 = |t|^2 - 2 <t, g_v> + |g_v|^2``
-    for every ``v`` from the directional ``scores`` and the ``norms``, then the ``k`` closest checked exactly."""
-    approx = norms / targets**2 - 2 * scores / targets
+    for every ``v`` from the directional ``scores`` and the ``norms``, then the ``k`` closest checked exactly.
+    Without ``norms`` (the Gram route does not fit), the ``k`` largest scores are checked exactly."""
+    approx = -scores if norms is None else norms / targets**2 - 2 * scores / targets
     best, least = int(scores.argmax()), float("inf")
     for v in approx.topk(min(k, len(approx)), largest=False).indices.tolist():
         residual = float((target - exact(v)).norm())
@@ -139,13 +163,19 @@ def last_tokens(
     twin = copy.deepcopy(obs.model).double()
     twin.eval()
     named = dict(twin.named_parameters())
-    names = [n for n in obs.update if n in named]
+    inner = twin.get_base_model() if hasattr(twin, "get_base_model") else twin
+    hidden = int(inner.config.n_embd)
+    names, seen = _nearest_output(obs, list(named), hidden * 4, JACOBIAN_BYTES)
+    gram = seen * hidden * 4 <= JACOBIAN_BYTES and len(names) == len([n for n in obs.update if n in named])
+    if not gram:  # a part of a large update: the last block's weights tell the sequences apart, its biases do not
+        names, seen = _nearest_output(obs, list(named), 1, SHORTLIST_COORDINATES)
     params = [named[n] for n in names]
     for p in twin.parameters():
         p.requires_grad_(False)
     for p in params:
         p.requires_grad_(True)
     observed, masks = _visible(obs, names)
+    prefixes = prefixes.to(next(twin.parameters()).device)
     n, width = prefixes.shape
     targets = n * width  # width = L-1 targets per sequence
 
@@ -167,13 +197,13 @@ def last_tokens(
     def single(s: int, v: int) -> torch.Tensor:
         trial = chosen.clone()
         trial[s] = v
-        return head_sum(trial, torch.tensor([s]))
+        return head_sum(trial, torch.tensor([s], device=prefixes.device))
 
-    norms: dict[int, torch.Tensor] = {}
+    norms: dict[int, torch.Tensor | None] = {}
     direction = known - observed / alpha  # (1/N) sum_s grad logit_{s, v_s}
     scores = _directional(twin, params, direction, prefixes)
     chosen = scores.argmax(dim=1)
-    everyone = torch.arange(n)
+    everyone = torch.arange(n, device=prefixes.device)
     for _ in range(sweeps):
         full = known - head_sum(chosen, everyone)  # the model's update with the chosen targets
         if scale is None:
@@ -182,11 +212,12 @@ def last_tokens(
         rest = direction - head_sum(chosen, everyone)
         changed = False
         for s in range(n):
-            own = head_sum(chosen, torch.tensor([s]))
+            own = head_sum(chosen, torch.tensor([s], device=prefixes.device))
             row = _directional(twin, params, rest + own, prefixes[s : s + 1])[0]
             if s not in norms:
-                norms[s] = _logit_norms(twin, params, masks, prefixes[s : s + 1])
-            best = _closest(rest + own, row, norms[s], targets, rerank, lambda v, s=s: single(s, v))
+                norms[s] = _logit_norms(twin, params, masks, prefixes[s : s + 1]) if gram else None
+            k = rerank if gram else SHORTLIST
+            best = _closest(rest + own, row, norms[s], targets, k, lambda v, s=s: single(s, v))
             if best != int(chosen[s]):
                 chosen[s], changed = best, True
                 rest = direction - head_sum(chosen, everyone)
@@ -195,4 +226,4 @@ def last_tokens(
             break
     top2 = scores.topk(2, dim=1).values
     margins = tuple(float((a - b) / max(abs(float(a)), 1e-300)) for a, b in top2.tolist())
-    return LastTokens(chosen, margins, alpha)
+    return LastTokens(chosen.cpu(), margins, alpha, "gram" if gram else f"shortlist-{SHORTLIST}")

@@ -11,7 +11,7 @@ local steps): an attack may use it, never the victim's text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
@@ -61,3 +61,11 @@ class TextObservation:
         total = sum(t.numel() for t in self.update.values())
         seen = sum(int(self.visible[n].sum()) if n in self.visible else t.numel() for n, t in self.update.items())
         return seen / max(total, 1)
+
+    def on(self, device: str | torch.device) -> TextObservation:
+        """This observation with its tensors on ``device`` (the model is not moved: see :func:`model_on`)."""
+        if self.update is None:
+            return self
+        moved = {name: t.to(device) for name, t in self.update.items()}
+        seen = None if self.visible is None else {name: m.to(device) for name, m in self.visible.items()}
+        return replace(self, update=moved, visible=seen)

@@ -87,7 +87,7 @@ def _seen(obs: TextObservation, name: str, transposed: bool, bound: int) -> Seen
 def _coords(base: torch.Tensor | None, keep: torch.Tensor | None, width: int) -> torch.Tensor | None:
     if keep is None:
         return base
-    full = torch.eye(width, dtype=torch.float64) if base is None else base
+    full = torch.eye(width, dtype=torch.float64, device=keep.device) if base is None else base
     return full[keep]
 
 

@@ -75,6 +75,22 @@ def _closest(distances: torch.Tensor, tol: float, cap: int) -> torch.Tensor:
     return inside
 
 
+def _pooled(
+    distances: torch.Tensor, found: list[torch.Tensor], tol: float, cap: int, bound: int, diag: dict[str, Any]
+) -> list[torch.Tensor]:
+    """The decoder's candidates per position: the first layer's own, or, where more than ``cap`` tokens passed at
+    some position, every token that passed at any position (at most ``bound``, the closest), tried everywhere.
+
+    When position embeddings are small beside token embeddings (a randomly initialised GPT-2), a token of the
+    batch is near the span at every position, and a per-position cap can drop the right token; the pool keeps
+    it, and the second layer's span orders it (DAGER's decoder search also grows over the batch's token set)."""
+    if not any(int((row < tol).sum()) > cap for row in distances):
+        return found
+    pool = _closest(distances.min(dim=0).values, tol, bound)
+    diag["token_pool"] = len(pool)
+    return [pool] * len(found)
+
+
 def _check_span(
     rows: SiteRows, span: Span, obs: TextObservation, layer: str, cfg: SpanConfig
 ) -> tuple[Why, str] | None:
@@ -110,7 +126,22 @@ def _check_span(
 
 
 def span_attack(obs: TextObservation, cfg: SpanConfig = SpanConfig()) -> TextReconstruction:
-    """Recover the token sequences behind ``obs`` from what the view holds, or say why not."""
+    """Recover the token sequences behind ``obs`` from what the view holds, or say why not. With ``cfg.device``
+    other than the CPU the whole attack runs there: the observation's tensors and, for the attack's duration, the
+    model are moved (the model goes back where it was)."""
+    if cfg.device == "cpu" or obs.update is None:
+        return _attack(obs, cfg)
+    home = next(obs.model.parameters()).device
+    obs.model.to(cfg.device)
+    try:
+        result = _attack(obs.on(cfg.device), cfg)
+    finally:
+        obs.model.to(home)
+    result.diagnostics["device"] = cfg.device
+    return result
+
+
+def _attack(obs: TextObservation, cfg: SpanConfig) -> TextReconstruction:
     started = time.perf_counter()
     if obs.update is None:
         return failed(NAME, Why.NOTHING_OBSERVED, f"the {obs.view} view holds no update: nothing to attack")
@@ -172,7 +203,8 @@ def span_attack(obs: TextObservation, cfg: SpanConfig = SpanConfig()) -> TextRec
     diag["order_tol"] = order_tol = _tolerance(cfg.order_tol, span2, cfg)
     cfg = replace(cfg, order_tol=order_tol)
     if isinstance(anatomy, Decoder):
-        result = _order_decoder(obs, anatomy, span2, second, found, cfg, diag, by_position)
+        candidates = _pooled(distances, found, token_tol, cap, obs.tokens_bound, diag)
+        result = _order_decoder(obs, anatomy, span2, second, candidates, cfg, diag, by_position)
     else:
         result = _order_encoder(obs, anatomy, span2, second, found, cfg, diag, by_position)
     result.diagnostics["seconds"] = time.perf_counter() - started
@@ -218,6 +250,7 @@ def _order_decoder(
         lasts = [int(t) for t in last.tokens]
         diag["last_token_margins"] = list(last.margins)
         diag["last_token_scale"] = last.scale
+        diag["last_token_method"] = last.method
     sequences = tuple(
         RecoveredSequence(
             tuple(int(t) for t in prefixes[i]) + (() if lasts[i] is None else (lasts[i],)),

@@ -35,7 +35,8 @@ def base_decoder(spec: ModelSpec, vocab_size: int, end_of_text: int, seed: int) 
                 "encode the text with the base's vocabulary (leave data.tokenizer out), or set model.pretrained: false",
             )
         return load_pretrained_base().model
-    return build_decoder(decoder_shape(spec.name), vocab_size, end_of_text, seed)
+    overrides = {} if spec.dropout is None else {"dropout": spec.dropout}
+    return build_decoder(decoder_shape(spec.name, **overrides), vocab_size, end_of_text, seed)
 
 
 def build_language_model(spec: ModelSpec, vocab_size: int, end_of_text: int, seed: int) -> nn.Module:
