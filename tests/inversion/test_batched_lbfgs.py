@@ -107,3 +107,54 @@ def test_a_row_that_turns_nan_spoils_no_other_row():
     assert torch.isnan(dirty[-1][1]).all()
     others = [0, 2, 3, 4]
     assert torch.equal(dirty[-1][others], clean[-1][others])
+
+
+def _two_loop(pairs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], g: torch.Tensor, h_diag: torch.Tensor):
+    """torch's ``LBFGS.step`` direction for one row, its pairs oldest first."""
+    al = [torch.zeros(())] * len(pairs)
+    q = g.neg()
+    for i in range(len(pairs) - 1, -1, -1):
+        s, y, ro = pairs[i]
+        al[i] = s.dot(q) * ro
+        q.add_(y, alpha=-al[i])
+    r = q * h_diag
+    for i, (s, y, ro) in enumerate(pairs):
+        r.add_(s, alpha=al[i] - y.dot(r) * ro)
+    return r
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [0, 1, 2],  # no ring wrapped, different counts: slots read in place, the other rows computed and dropped
+        [1],  # one row: its slots gathered
+        [1, 4, 5],  # rings at one position, one of them not full
+        [4, 5],  # full rings at one position, fewer than half the rows
+        [1, 4, 5, 3],  # rings at different positions: each row's pairs gathered
+        [0, 1, 2, 3, 4, 5],
+    ],
+)
+def test_each_rows_direction_is_its_own_two_loop_recursion_whatever_the_others_history(rows):
+    # Arrange: rows that kept 0, 2, 3, 4, 6 and 10 pairs in rings of 4 (wrapped to different positions)
+    size, n = 4, 7
+    gen = torch.Generator().manual_seed(1)
+    opt = BatchedLBFGS(torch.zeros(6, n, dtype=torch.float64), history_size=size)
+    kept: list[list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]] = []
+    for r, pushes in enumerate([0, 2, 3, 4, 6, 10]):
+        for _ in range(pushes):
+            s, y = torch.randn(2, n, generator=gen, dtype=torch.float64)
+            slot = int(opt.head[r])
+            opt.old_stps[r, slot], opt.old_dirs[r, slot], opt.ro[r, slot] = s, y, 1.0 / y.dot(s)
+            opt.head[r], opt.count[r] = (slot + 1) % size, min(int(opt.count[r]) + 1, size)
+        opt.h_diag[r] = 0.5 + r
+        order = range(pushes) if pushes < size else range(pushes - size, pushes)
+        kept.append(
+            [(opt.old_stps[r, i % size].clone(), opt.old_dirs[r, i % size].clone(), opt.ro[r, i % size]) for i in order]
+        )
+    g = torch.randn(len(rows), n, generator=gen, dtype=torch.float64)
+    # Act
+    got = opt._direction(torch.tensor(rows), g)
+    # Assert
+    for j, r in enumerate(rows):
+        want = _two_loop(kept[r], g[j], opt.h_diag[r])
+        assert torch.allclose(got[j], want, rtol=1e-12, atol=1e-12), (rows, r)

@@ -10,8 +10,11 @@ closure is asked only for the rows still moving. Row by row this is torch's algo
 ``line_search="strong-wolfe"`` each row runs torch's strong-Wolfe search on its own
 (:mod:`hebench.inversion.optim.wolfe`).
 
-Nothing mixes rows: every reduction is over a row's own coordinates, and masked rows are selected with
-``torch.where`` (never multiplied by 0), so a row that turns NaN spoils only itself.
+Nothing mixes rows: every operation is row by row (every reduction over a row's own coordinates), so a row that
+turns NaN spoils only itself; a row's unused history slots hold zeros, exact no-ops in its two-loop recursion.
+The recursion reads the history in place where every row's k-th pair lies in one slot and otherwise gathers it one
+pair at a time, never the whole history at once (on the CPU it is bound by memory bandwidth: each iteration reads
+every row's pairs twice).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ class BatchedLBFGS:
         self.ro = torch.zeros(rows, history_size, dtype=dtype, device=dev)  # 1 / yᵀs
         self.head = torch.zeros(rows, dtype=torch.long, device=dev)
         self.count = torch.zeros(rows, dtype=torch.long, device=dev)
+        # every row's slot j, as views made once (the history changes in place, so they stay current)
+        self.slots = tuple(zip(self.old_stps.unbind(1), self.old_dirs.unbind(1), self.ro.unbind(1), strict=True))
 
     @staticmethod
     def history_bytes(n: int, history_size: int = 100, itemsize: int = 4) -> int:
@@ -69,45 +74,60 @@ class BatchedLBFGS:
 
     # -- the two-loop recursion, for the rows ``idx`` (restart ids) with gradients ``g`` ------------------------
     def _direction(self, idx: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """torch's two-loop recursion, row by row. A row's slots beyond its ``count`` newest pairs were never written
+        (zeros, ``ρ`` 0), so where rows hold different numbers of pairs a shorter row's extra pairs are exact no-ops
+        (``a = 0``, ``q - 0·y = q``): every row runs the same arithmetic whatever its batch, with no masks."""
         count, head = self.count[idx], self.head[idx]
         most = int(count.max()) if idx.numel() else 0
-        q = g.neg()
         if most == 0:
-            return q * self.h_diag[idx, None]
-        steps = torch.arange(most, device=idx.device)
-        lockstep = bool((count == most).all()) and bool((head == head[0]).all())
-        everyone = idx.numel() == len(self.count) and bool((idx == torch.arange(len(idx), device=idx.device)).all())
-        if lockstep and everyone:  # the common case: every row's k-th newest pair in one slot, read in place
-            order = ((int(head[0]) - 1 - steps) % self.history_size).tolist()
-            stps, dirs, ro = self.old_stps, self.old_dirs, self.ro
-            valid = None
-        else:  # one gather of each row's pairs, newest first
-            slots = (head[:, None] - 1 - steps[None, :]) % self.history_size
-            rows = idx[:, None]
-            stps, dirs, ro = self.old_stps[rows, slots], self.old_dirs[rows, slots], self.ro[rows, slots]
-            order = list(range(most))
-            valid = None if lockstep else steps[None, :] < count[:, None]
+            return g.neg() * self.h_diag[idx, None]
+        pairs, whole = self._pairs(idx, count, head, most)
+        q = g.new_zeros(len(self.count), g.shape[1]).index_copy_(0, idx, g).neg_() if whole else g.neg()
+        h_diag = self.h_diag[:, None] if whole else self.h_diag[idx, None]
+        tmp = torch.empty_like(q)
         al = []
-        for k, slot in enumerate(order):  # newest to oldest: torch's ``for i in range(num_old - 1, -1, -1)``
-            s, y = stps[:, slot], dirs[:, slot]
-            a = torch.linalg.vecdot(s, q) * ro[:, slot]
-            if valid is None:  # the same arithmetic on both paths: a row's result never depends on its batch
-                q = q - a[:, None] * y
-            else:
-                live = valid[:, k]
-                a = torch.where(live, a, torch.zeros_like(a))
-                q = torch.where(live[:, None], q - a[:, None] * y, q)
+        for k in range(most):  # newest to oldest: torch's ``for i in range(num_old - 1, -1, -1)``
+            s, y, ro = pairs(k)
+            a = torch.linalg.vecdot(s, q).mul_(ro)
+            q.sub_(torch.mul(y, a.unsqueeze(1), out=tmp))  # q - a y
             al.append(a)
-        r = q * self.h_diag[idx, None]
+        r = q.mul_(h_diag)
         for k in range(most - 1, -1, -1):  # oldest to newest
-            slot = order[k]
-            s, y = stps[:, slot], dirs[:, slot]
-            be = torch.linalg.vecdot(y, r) * ro[:, slot]
-            if valid is None:
-                r = r + (al[k] - be)[:, None] * s
-            else:
-                r = torch.where(valid[:, k, None], r + (al[k] - be)[:, None] * s, r)
-        return r
+            s, y, ro = pairs(k)
+            be = torch.linalg.vecdot(y, r).mul_(ro)
+            r.add_(torch.mul(s, (al[k] - be).unsqueeze(1), out=tmp))  # r + (a - b) s
+        return r[idx] if whole else r
+
+    def _pairs(
+        self, idx: torch.Tensor, count: torch.Tensor, head: torch.Tensor, most: int
+    ) -> tuple[Callable[[int], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], bool]:
+        """``pairs(k)``: the k-th (s, y, ρ) each row takes, newest first; and whether they are every row's of the
+        batch (else the rows ``idx``'s). Where every row's k-th pair lies in one slot (no ring has wrapped: row r's
+        pairs fill slots ``count_r - 1 … 0``, newest first, zeros above; or every ring stands at one position), that
+        slot of every row of the batch, read in place (the rows not asked for are computed and dropped when they
+        are fewer than half); else each row's pair, gathered slot by slot into a buffer that stays in cache."""
+        size, n = self.history_size, self.old_stps.shape[-1]
+        batch = len(self.count)
+        unwrapped = bool((count < size).all())
+        if unwrapped or bool((head == head[0]).all()):
+            newest = most - 1 if unwrapped else int(head[0]) - 1
+            slots = [(newest - k) % size for k in range(most)]
+            everyone = idx.numel() == batch and bool((idx == torch.arange(batch, device=idx.device)).all())
+            if everyone or 2 * idx.numel() >= batch:
+                return [self.slots[j] for j in slots].__getitem__, not everyone
+            where = idx[None, :] * size + torch.tensor(slots, device=idx.device)[:, None]  # (most, rows)
+        else:
+            steps = torch.arange(most, device=idx.device)
+            where = idx[None, :] * size + (head[None, :] - 1 - steps[:, None]) % size
+        stps, dirs = self.old_stps.view(-1, n), self.old_dirs.view(-1, n)
+        ro_rows = self.ro.view(-1)[where]
+        s_buf, y_buf = stps.new_empty(idx.numel(), n), dirs.new_empty(idx.numel(), n)
+
+        def gathered(k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            at = where[k]
+            return torch.index_select(stps, 0, at, out=s_buf), torch.index_select(dirs, 0, at, out=y_buf), ro_rows[k]
+
+        return gathered, False
 
     def _remember(self, idx: torch.Tensor, g: torch.Tensor) -> None:
         """torch's memory update for rows past their first iteration: (s, y) kept where yᵀs > 1e-10."""
@@ -150,10 +170,14 @@ class BatchedLBFGS:
                 self.head[fresh] = 0
                 self.h_diag[fresh] = 1.0
             later = ~first
-            d = gi.neg()
-            if bool(later.any()):
-                self._remember(idx[later], gi[later])
-                d[later] = self._direction(idx[later], gi[later])
+            if bool(later.all()):  # past their first iteration, every one: no copies of the rows
+                self._remember(idx, gi)
+                d = self._direction(idx, gi)
+            else:
+                d = gi.neg()
+                if bool(later.any()):
+                    self._remember(idx[later], gi[later])
+                    d[later] = self._direction(idx[later], gi[later])
             self.prev_g[idx] = gi
             self.prev_loss[idx] = loss64[pos]
             inv = 1.0 / gi.abs().sum(dim=-1)
