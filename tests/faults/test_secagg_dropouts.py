@@ -68,10 +68,11 @@ def test_an_unrecoverable_secagg_round_is_skipped_with_its_reason_and_the_run_go
     )
     assert [r.round for r in rounds] == [0, 1]
     first, second = rounds
-    # with clients 3 and 4 gone, some survivor's seed (or 4's key) has 1 of its 2 needed shares; which one depends
-    # on the ring, derived from the round's freshly signed member list
+    # with clients 3 and 4 gone, some survivor's seed (or 4's key) has 1 of its 2 needed shares on any ring; which one
+    # depends on the ring, derived from the round's freshly signed member list (the parties run in other processes
+    # here; tests/faults/test_secagg_lost_stages.py reads the ring and checks the very secret named)
     reason = first.skip_reason or ""
     assert first.skipped and first.max_abs_error is None
-    assert re.fullmatch(r"secagg: only [01] shares of client [0-4]'s secret came back \(threshold 2\)", reason), reason
+    assert re.fullmatch(r"secagg: only 1 shares of client [0-4]'s secret came back \(threshold 2\)", reason), reason
     assert first.dropped == {"3": "after_upload", "4": "after_train"}
     assert not second.skipped and second.max_abs_error is not None

@@ -5,6 +5,7 @@ tests/protections/secagg/test_secagg.py."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 
@@ -15,6 +16,7 @@ from hebench.fl.meter import PhaseMeter
 from hebench.fl.roster import make_identities
 from hebench.net.transport import Channel, Message, accept, connect, listen
 from hebench.protections.secagg.client import SecAggClientRound
+from hebench.protections.secagg.members import MemberList
 from hebench.protections.secagg.params import SecAggParams
 from hebench.protections.secagg.server import SecAggResult, Unrecoverable, collect_secagg
 
@@ -162,6 +164,35 @@ def test_losses_during_unmask_below_the_threshold_make_the_round_unrecoverable(m
     with pytest.raises(Unrecoverable, match="came back") as err:
         run_round(params, vectors, samples, {1: "during_unmask", 2: "during_unmask"})
     assert err.value.left == {}  # both inputs arrived; their reveals did not
+
+
+def test_on_a_thin_ring_the_unrecoverable_round_names_a_secret_that_ring_leaves_short(monkeypatch):
+    """Active model, 2 neighbours among 5: client 4 lost after sharing its keys, client 3 after its masked upload
+    (before revealing). The ring comes from the round's freshly signed member list, so it differs from run to run;
+    the rings every party derived are read off here, and the round's reason must name a secret that this ring leaves
+    short, with the number of its shares that really came back (tests/faults/test_secagg_dropouts.py's thin round)."""
+    rings: list[dict[int, list[int]]] = []
+    derive = MemberList.ring
+
+    def spy(self: MemberList, params: SecAggParams) -> dict[int, list[int]]:
+        rings.append(derive(self, params))
+        return rings[-1]
+
+    monkeypatch.setattr(MemberList, "ring", spy)
+    vectors, samples = inputs()
+    params = SecAggParams(num_shares=3, reconstruction_threshold=2)
+    with pytest.raises(Unrecoverable) as err:
+        run_round(params, vectors, samples, {4: "before_upload", 3: "during_unmask"})
+    ring = rings[0]
+    assert len(rings) >= 6 and all(r == ring for r in rings)  # the aggregator and the 5 clients: one ring
+    revealed = {0, 1, 2}  # 3's seed is needed (its upload is in), 4's mask key too; neither of them reveals
+    short = {owner: len(({owner} | set(ring[owner])) & revealed) for owner in range(5)}
+    short = {owner: back for owner, back in short.items() if back < 2}
+    assert short  # on any ring of 5 with 3 and 4 gone, some secret is held by 1 revealer only
+    got = re.fullmatch(r"secagg: only (\d) shares of client (\d)'s secret came back \(threshold 2\)", err.value.problem)
+    assert got is not None, err.value.problem
+    assert short.get(int(got[2])) == int(got[1]), (ring, short, err.value.problem)
+    assert err.value.left == {4: "lost"}  # 3's input arrived; 4's did not
 
 
 def test_losses_in_the_consistency_round_leaving_half_the_round_or_fewer_make_it_unrecoverable():
