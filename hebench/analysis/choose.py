@@ -46,6 +46,15 @@ def ssim_text(v: Interval) -> str:
     return f"SSIM {mean:.2f} ± {v.sd:.2f}"
 
 
+def text_leakage_text(o: Option) -> str:
+    """``0/1 sequences exact (0–79 %), ROUGE-1 0.00``: a language model's leakage (its most revealing aggregator
+    view's exact-sequence rate, Wilson 95 %)."""
+    v = o.leakage
+    assert v is not None
+    rouge = "" if o.rouge1 is None else f", ROUGE-1 {o.rouge1:.2f}"
+    return f"{v.k}/{v.n} sequences exact ({100 * v.lo:.0f}–{100 * v.hi:.0f} %){rouge}"
+
+
 def _figure(measure: str, v: Interval) -> str:
     text = f"{v.value:.3g}× {WORDS[measure]}"
     return text + (f" (unstable: {v.lo:.3g}–{v.hi:.3g} over steady rounds)" if v.unstable else "")
@@ -58,6 +67,9 @@ def option_line(o: Option, measures: Sequence[str]) -> str:
         if m == LEAKAGE:
             if o.leakage is None:
                 parts.append("not attacked")
+                continue
+            if o.leakage_kind == "text":
+                parts.append(text_leakage_text(o))
                 continue
             parts.append(ssim_text(o.leakage))
             if o.recovered is not None:
@@ -161,12 +173,19 @@ def evidence_line(choice: Choice) -> str:
     if rounds:
         span = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}–{rounds[-1]}"
         parts.append(f"costs by Welch's 95 % interval over per-round values ({rounds_said(choice.options, span)})")
-    images = sorted({o.recovered.n for o in choice.options if o.recovered})
+    images = sorted({o.recovered.n for o in choice.options if o.recovered and o.leakage_kind != "text"})
     if LEAKAGE in choice.measures and images:
         span = f"{images[0]}" if len(images) == 1 else f"{images[0]}–{images[-1]}"
         parts.append(
             "leakage by images recovered (SSIM ≥ 0.6), Newcombe's 95 % interval on their Wilson intervals "
             f"({span} image(s) each)"
+        )
+    sequences = sorted({o.recovered.n for o in choice.options if o.recovered and o.leakage_kind == "text"})
+    if LEAKAGE in choice.measures and sequences:
+        span = f"{sequences[0]}" if len(sequences) == 1 else f"{sequences[0]}–{sequences[-1]}"
+        parts.append(
+            "text leakage by sequences recovered exactly, Newcombe's 95 % interval on their Wilson intervals "
+            f"({span} sequence(s) each)"
         )
     return "Evidence: " + "; ".join(parts) + "." if parts else ""
 

@@ -18,11 +18,18 @@ from hebench.analysis.load_flags import party_processes, usable_cores
 from hebench.analysis.stats import no_spread, welch_test
 from hebench.analysis.suite_diff import suite_differences
 from hebench.analysis.summary import SummaryRow, summarize_run
+from hebench.analysis.text_leakage import TextComparison, compare_text, text_verdicts
 from hebench.errors import ParameterError
 from hebench.links.outcomes import on_their_links
 from hebench.measure.environment import comparable
 from hebench.results.reader import read_hebench_records
-from hebench.results.records import ConfigurationRecord, Record, RunFailedRecord, RunRecord
+from hebench.results.records import (
+    ConfigurationRecord,
+    Record,
+    RunFailedRecord,
+    RunRecord,
+    TextAttackSummaryRecord,
+)
 from hebench.results.run_folder import results_file
 
 ALPHA = 0.05  # two-sided significance level
@@ -64,6 +71,7 @@ class RunComparison:
     b: str
     warnings: tuple[str, ...]
     configs: tuple[ConfigComparison, ...]
+    text: tuple[TextComparison, ...] = ()  # language-model runs: each view's text-leakage verdict in A and B
 
 
 @dataclass(frozen=True)
@@ -204,4 +212,6 @@ def compare_runs(path_a: Path, path_b: Path) -> RunComparison:
         configs.append(ConfigComparison(ra.config, metrics))
     labels_a = {r.config for r in a.rows}
     configs += [ConfigComparison(r.config, only_in="B") for r in b.rows if r.config not in labels_a]
-    return RunComparison(a.name, b.name, tuple(metadata_warnings(a, b)), tuple(configs))
+    text_a, text_b = (text_verdicts(r for r in run.records if isinstance(r, TextAttackSummaryRecord)) for run in (a, b))
+    text = compare_text(text_a, text_b)
+    return RunComparison(a.name, b.name, tuple(metadata_warnings(a, b)), tuple(configs), tuple(text))

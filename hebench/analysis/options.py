@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from hebench.analysis.pareto import Interval
 from hebench.analysis.summary import SummaryRow
+from hebench.analysis.text_leakage import TextVerdict, text_leakage_of
 from hebench.protections import KeyHolders, find_mode
 from hebench.results.records import AttackSummaryRecord, ModelledCostRecord
 
@@ -57,6 +58,8 @@ class Option:
     engines: bool = False  # offload: an engine does the HE, so total CPU differs from host CPU
     contended: bool | None = False  # its run's wall times include waiting for a core (load flags); None: unknown
     cold: bool = False  # no steady round yet: its costs average rounds that include the first (warm-up) one
+    leakage_kind: str = "ssim"  # ssim (images: the best attack's SSIM) or text (sequences recovered exactly)
+    rouge1: float | None = None  # text: ROUGE-1 of the view that gave the leakage
 
     @property
     def name(self) -> str:
@@ -153,8 +156,12 @@ def options_for(
     modelled: Mapping[str, ModelledCostRecord] | None = None,
     contended: bool | None = False,
     threat: str = DEFAULT_THREAT,
+    text: Sequence[TextVerdict] = (),
 ) -> list[Option]:
     """One option per row (raw included, marked the baseline), costs ×raw with their per-round evidence.
+
+    A language model's row with no image attack takes its leakage from ``text`` (:func:`text_leakage_of`: the
+    exact-sequence rate of its most revealing aggregator view, Wilson 95 %), under the aggregator threat only.
 
     A row with a ``modelled`` cost record (a TEE row) takes its measured costs scaled by the model's
     factors (CPU and round time; bytes unchanged) and is marked modelled. ``contended``: the run's wall
@@ -172,15 +179,31 @@ def options_for(
         loss = None
         if raw is not None and raw.accuracy is not None and row.accuracy is not None:
             loss = raw.accuracy - row.accuracy
+        said = text_leakage_of(row.config, text) if attack is None and threat == DEFAULT_THREAT else None
+        if attack is not None:
+            leak: dict = {
+                "leakage": ssim_interval(attack.scores["ssim"], int(attack.scores.get("n") or 0)),
+                "recovered": recovered_interval(attack),
+                "attack": attack.plan,
+                "attack_name": attack.attack,
+            }
+        elif said is not None:
+            leak = {
+                "leakage": said.exact,
+                "recovered": said.exact,
+                "attack": f"{said.config} · {said.view} · b={said.batch_size}",
+                "attack_name": said.attack,
+                "leakage_kind": "text",
+                "rouge1": said.rouge1,
+            }
+        else:
+            leak = {}
         out.append(
             Option(
                 config=row.config,
                 run=run,
                 costs=costs,
-                leakage=ssim_interval(attack.scores["ssim"], int(attack.scores.get("n") or 0)) if attack else None,
-                recovered=recovered_interval(attack) if attack else None,
-                attack=attack.plan if attack else None,
-                attack_name=attack.attack if attack else None,
+                **leak,
                 accuracy_loss=loss,
                 modelled=model is not None,
                 baseline=row.is_baseline,

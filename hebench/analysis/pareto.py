@@ -126,9 +126,9 @@ def decide(a: Interval | None, b: Interval | None) -> Decision:
     if a.k is not None and b.k is not None:
         lo, hi = newcombe(a.k, a.n, b.k, b.n)
         if lo > 0 or hi < 0:
-            return Decision(1 if lo > 0 else -1, "clear", "Newcombe (Wilson)", unit="images")
+            return Decision(1 if lo > 0 else -1, "clear", "Newcombe (Wilson)", unit=a.unit)
         more = images_to_decide(a.k, a.n, b.k, b.n)
-        return Decision(0, _unclear(more, a.k * b.n == b.k * a.n), "Newcombe (Wilson)", more, "images")
+        return Decision(0, _unclear(more, a.k * b.n == b.k * a.n), "Newcombe (Wilson)", more, a.unit)
     if a.sampled and b.sampled:
         assert a.sd is not None and b.sd is not None
         interval = welch_interval(a.value, a.sd, a.n, b.value, b.sd, b.n)

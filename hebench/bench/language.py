@@ -182,9 +182,11 @@ def labels(text: str) -> tuple[str, ...]:
 
 
 def only(suite: Suite, index: int) -> Suite:
-    """``suite`` with its ``index``-th configuration alone (same label), so each configuration runs on its own."""
+    """``suite`` with its ``index``-th configuration alone (same label), so each configuration runs on its own; no
+    text attacks after it (this study measures costs)."""
     raw = suite.model_dump(mode="json")
     raw["configurations"] = [raw["configurations"][index]]
+    raw["text_leakage"] = {"enabled": False}
     single = Suite.model_validate(raw)
     assert single.configurations[0].label == suite.configurations[index].label
     return single

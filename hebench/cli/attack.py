@@ -103,8 +103,9 @@ def _is_text(
     ctx: typer.Context, target: Path, set_: list[str], values: dict[str, Any], out: Path | None, fmt: OutputFormat
 ) -> bool:
     """Attack a language-model suite or run for text (True), or leave ``target`` to the image attacks (False)."""
-    from hebench.cli.render.text_attacks import example_lines, text_attack_table
+    from hebench.cli.render.text_attacks import print_text_leakage
     from hebench.cli.text_attack import is_text_target, run_text_attack
+    from hebench.results.records import TextAttackSummaryRecord
 
     if not is_text_target(target, set_):
         return False
@@ -116,14 +117,13 @@ def _is_text(
             "its views are its configurations'; give --attack span|optimisation, --batch-size, --images (batches)",
         )
     sizes = [values["batch_size"]] if given_on_command_line(ctx, "batch_size") else None
-    batches = values["images"] if given_on_command_line(ctx, "images") else 1
-    result = run_text_attack(target, set_, sizes, batches, values["attack_name"], out)
+    batches = values["images"] if given_on_command_line(ctx, "images") else None
+    attack = values["attack_name"] if given_on_command_line(ctx, "attack_name") else None
+    result = run_text_attack(target, set_, sizes, batches, attack, out)
     if fmt is OutputFormat.json:
         print_json(result)
         return True
-    console.print(text_attack_table(result["summaries"]))
-    for line in example_lines(result["summaries"]):
-        console.print(line, highlight=False, markup=False)
+    print_text_leakage(console, [TextAttackSummaryRecord.from_json(s) for s in result["summaries"]])
     for note in result["notes"]:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
     console.print(f"[dim]{result['wall_s']:.0f} s; records and summaries: {result['out']}[/]", highlight=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from hebench.analysis.compare_runs import ALPHA, ConfigComparison, MetricComparison, compare_runs
+from hebench.analysis.text_leakage import TextComparison
 from hebench.cli.common import (
     OutputFormat,
     console,
@@ -272,6 +274,23 @@ def _runs_table(config: ConfigComparison, a: str, b: str) -> Table:
     return table
 
 
+def _text_table(text: Sequence[TextComparison]) -> Table:
+    """Each view's text-leakage verdict in A beside B (:mod:`hebench.analysis.text_leakage`, as ``show`` and the
+    report state them)."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="text leakage (exact sequences)")
+    for col in ("configuration · view", "b", "A", "B", "B vs A"):
+        table.add_column(col, overflow="fold")
+    for t in text:
+        table.add_row(
+            f"{t.config} · {t.view}",
+            str(t.batch_size),
+            t.a.line if t.a else U.MISSING,
+            t.b.line if t.b else U.MISSING,
+            t.verdict,
+        )
+    return table
+
+
 @app.command("runs")
 @handle_errors
 def runs(
@@ -300,8 +319,13 @@ def runs(
             console.print(f"  only in run {config.only_in}: nothing to compare", highlight=False)
             continue
         console.print(_runs_table(config, result.a, result.b))
+    if result.text:
+        console.print()
+        console.print(_text_table(result.text))
     console.print(
         "[dim]B/A: ratio of steady-round means; significance: Welch's t-test over steady rounds, two-sided, "
         f"p < {ALPHA}. CPU: OS-accounted CPU time (process, or thread for pooled and flower-sim clients); "
-        "wall: elapsed time.[/]"
+        "wall: elapsed time."
+        + (" Text leakage: exact-sequence rates compared on Newcombe's 95 % interval." if result.text else "")
+        + "[/]"
     )

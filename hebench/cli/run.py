@@ -135,6 +135,13 @@ def _check(suite: Suite, suite_file: Path, fmt: OutputFormat) -> None:
             highlight=False,
             soft_wrap=True,
         )
+    if (text := suite.text_attacks) is not None:
+        console.print(
+            f"  plus the text attacks, not estimated: the {text.attack} attack on each configuration's views at batch "
+            f"size {', '.join(map(str, text.batch_sizes))} (text_leakage: false turns them off)",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(f"how: {estimate.how}", highlight=False, soft_wrap=True, style="dim")
 
 

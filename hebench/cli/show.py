@@ -17,7 +17,7 @@ from hebench.cli.common import OutputFormat, console, err_console, handle_errors
 from hebench.links.outcomes import on_their_links
 from hebench.results.calibration import read_calibration
 from hebench.results.reader import read_hebench_records
-from hebench.results.records import AttackSummaryRecord, Record, RunFailedRecord, RunRecord
+from hebench.results.records import AttackSummaryRecord, Record, RunFailedRecord, RunRecord, TextAttackSummaryRecord
 from hebench.results.run_folder import RunFolder, results_file
 
 
@@ -33,6 +33,7 @@ class RunView:
     attack_records: tuple[AttackSummaryRecord, ...] = ()
     records: tuple[Record, ...] = ()
     skipped: str | None = None  # how many lines of the file could not be read, and why
+    text_attacks: tuple[TextAttackSummaryRecord, ...] = ()  # a language-model run's text leakage
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -41,6 +42,7 @@ class RunView:
             "summary": [r.to_json() for r in self.rows],
             "notes": self.notes,
             "attacks": self.attacks,
+            "text_attacks": [r.to_json() for r in self.text_attacks],
         }
 
 
@@ -76,7 +78,8 @@ def run_view(path: Path) -> RunView:
     ]
     attack_records = tuple(r for r in records if isinstance(r, AttackSummaryRecord))
     attacks = [r.to_json() for r in attack_records]
-    return RunView(file, run, rows, notes, attacks, attack_records, tuple(records), read.skipped_note(file))
+    text = tuple(r for r in records if isinstance(r, TextAttackSummaryRecord))
+    return RunView(file, run, rows, notes, attacks, attack_records, tuple(records), read.skipped_note(file), text)
 
 
 def print_run_view(out: Console, view: RunView) -> None:
@@ -88,6 +91,7 @@ def print_run_view(out: Console, view: RunView) -> None:
     from hebench.cli.render.lines import print_lines
     from hebench.cli.render.links import links_table
     from hebench.cli.render.summary import print_summary, print_verdicts
+    from hebench.cli.render.text_attacks import print_text_leakage
 
     keys = print_summary(out, view.rows, view.notes, view.run) if view.rows else {}
     if (links := links_table(view.records, keys)) is not None:  # configurations that ran on links
@@ -99,8 +103,9 @@ def print_run_view(out: Console, view: RunView) -> None:
             print_legend(out, keys)
         out.print(attack_table(view.attacks, keys))
         print_lines(out, "note", "yellow", vifp_note(view.attack_records))
+    print_text_leakage(out, view.text_attacks)
     if view.rows:
-        print_verdicts(out, view.rows, view.attack_records, view.run, keys)
+        print_verdicts(out, view.rows, view.attack_records, view.run, keys, view.text_attacks)
     out.print(f"[dim]records: {view.results}[/]", highlight=False, soft_wrap=True)
 
 
@@ -116,6 +121,6 @@ def show(
     if fmt is OutputFormat.json:
         print_json(view.to_json())
         return
-    if not view.rows and not view.attacks:
+    if not view.rows and not view.attacks and not view.text_attacks:
         console.print(f"{view.results} holds no configuration or attack summary yet", highlight=False)
     print_run_view(console, view)

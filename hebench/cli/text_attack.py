@@ -2,46 +2,39 @@
 
 The views are rebuilt from the suite (or the suite the run ran, with the run's tokenizer and models) through the
 protections' own code (:mod:`hebench.inversion.text.campaign`); the records (per victim batch: recovered and
-original token ids, scores) go to ``text-attacks.jsonl`` and the summaries to ``text-attacks.json`` in the
-output folder.
+original token ids, scores: ``text_attack`` records) and the summaries (``text_attack_summary`` records) go to
+``text-attacks.jsonl``, the records ``hebench run`` writes into a language-model run's ``results.jsonl``, and the
+summaries also to ``text-attacks.json`` in the output folder.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from hebench.errors import ParameterError
-
-ATTACKS = ("span", "optimisation")
-
-
-def _attack(name: str) -> Any:
-    if name in ("span", "dlg"):  # dlg: the command's image default, not given: the exact attack
-        return None
-    if name == "optimisation":
-        from hebench.inversion.text.baseline import optimisation_attack
-
-        return optimisation_attack
-    raise ParameterError(f"--attack {name} does not attack text", f"use one of {', '.join(ATTACKS)}")
 
 
 def run_text_attack(
     target: Path,
     overrides: list[str],
     batch_sizes: list[int] | None,
-    batches: int,
-    attack_name: str,
+    batches: int | None,
+    attack_name: str | None,
     out: Path | None,
 ) -> dict[str, Any]:
-    """Attack a language-model suite (``overrides``: ``--set``) or run folder; the summaries and where they went."""
-    from hebench.inversion.text.campaign import attack_views
+    """Attack a language-model suite (``overrides``: ``--set``) or run folder; the summaries and where they went.
+    What is not given (batch sizes, batches, attack) comes from the suite's ``text_leakage`` block, as
+    ``hebench run`` attacks."""
+    from hebench.config.text_leakage import TextLeakageSpec
+    from hebench.inversion.text.recorded import attack_of, record_text_attacks
     from hebench.inversion.text.sources import is_text_run, run_source, suite_source
+    from hebench.results import ResultWriter
 
-    started = time.perf_counter()
+    if attack_name is not None:
+        attack_of(attack_name)  # an attack that is not a text attack fails before any work
     if is_text_run(target):
         if overrides:
             raise ParameterError("--set would change what the run's aggregators saw", "attack the run as it ran")
@@ -52,28 +45,25 @@ def run_text_attack(
 
         source = suite_source(load_suite(target, overrides), str(target))
         out = out or Path("results/text-attack")
-    sizes = batch_sizes or [source.suite.training.batch_size]
+    spec = source.suite.text_leakage or TextLeakageSpec()  # turned off for `hebench run`, still asked for here
+    sizes = batch_sizes or list(spec.batch_sizes)
+    batches = batches or spec.batches
+    attack = spec.attack if attack_name is None else ("span" if attack_name == "dlg" else attack_name)
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "text-attacks.jsonl").open("w", encoding="utf-8") as records:
-        summaries, notes = attack_views(
-            source.suite,
-            source.models,
-            source.blocks,
-            source.decode,
-            sizes,
-            batches,
-            _attack(attack_name),
-            on_record=lambda r: records.write(json.dumps(r) + "\n"),
-        )
+    records = out / "text-attacks.jsonl"
+    if records.exists():
+        records.unlink()  # this attack's records only (the summary JSON beside it is rewritten too)
+    with ResultWriter(records) as writer:
+        campaign = record_text_attacks(source, sizes, batches, attack, writer.write)
     result = {
         "origin": source.origin,
         "out": str(out),
-        "attack": "span" if attack_name == "dlg" else attack_name,
+        "attack": attack,
         "batch_sizes": sizes,
         "batches": batches,
-        "notes": notes,
-        "wall_s": time.perf_counter() - started,
-        "summaries": summaries,
+        "notes": list(campaign.notes),
+        "wall_s": campaign.wall_s,
+        "summaries": [s.to_json() for s in campaign.summaries],
     }
     (out / "text-attacks.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Annotated
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, model_validator
 
 from hebench.config.base import FieldProblem, Frozen, Seed, configuration_name
 from hebench.config.configurations import Configuration, OffloadSpec
@@ -16,6 +17,7 @@ from hebench.config.network import NetworkSpec
 from hebench.config.privacy import PrivacySpec
 from hebench.config.problems import describe
 from hebench.config.runtime import MeasureSpec, RuntimeSpec
+from hebench.config.text_leakage import TextLeakageSpec, text_leakage_shorthand
 from hebench.config.training import TrainingSpec
 from hebench.errors import SuiteError
 from hebench.protections import mode_names
@@ -32,6 +34,8 @@ class Suite(Frozen):
     configurations: tuple[Configuration, ...] = Field(min_length=1)
     offload: OffloadSpec = OffloadSpec()
     privacy: PrivacySpec | None = None
+    # a language-model suite's text attacks after its runs (None: the defaults, on; refused on other suites)
+    text_leakage: Annotated[TextLeakageSpec | None, BeforeValidator(text_leakage_shorthand)] = None
     measure: MeasureSpec = MeasureSpec()
     runtime: RuntimeSpec = RuntimeSpec()
     network: NetworkSpec | None = None  # every party's links (None: loopback, unshaped); a configuration may override
@@ -56,6 +60,15 @@ class Suite(Frozen):
         spec = config.network.over(self.network) if config.network is not None else self.network
         assert spec is not None
         return spec.resolved()
+
+    @property
+    def text_attacks(self) -> TextLeakageSpec | None:
+        """How ``hebench run`` attacks this suite's views for text after its runs (None: it does not: not a
+        language-model suite, or ``text_leakage`` turned off)."""
+        if not self.data.is_text:
+            return None
+        spec = self.text_leakage or TextLeakageSpec()
+        return spec if spec.enabled else None
 
     def model_for(self, config: Configuration) -> ModelSpec:
         """The model ``config`` trains: the suite's, fine-tuned as ``config.fine_tuning`` says where it does."""
@@ -207,8 +220,14 @@ class Suite(Frozen):
         if self.privacy is not None and self.data.is_text:
             raise FieldProblem(
                 "privacy",
-                "the attacks reconstruct images; text-leakage attacks on language models are not wired into "
-                "suites yet: remove the privacy section from a text suite",
+                "the privacy section's attacks reconstruct images; a language-model suite's text is attacked by "
+                "its text_leakage section (on by default): remove the privacy section",
+            )
+        if self.text_leakage is not None and not self.data.is_text:
+            raise FieldProblem(
+                "text_leakage",
+                f"text_leakage attacks a language model's text, and data {self.data.dataset} is not text: remove "
+                "text_leakage (image attacks go in a privacy section)",
             )
         if self.privacy is not None and self.data.dataset == "tokens":
             raise FieldProblem(

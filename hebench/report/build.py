@@ -27,6 +27,7 @@ from hebench.analysis.pareto import Interval
 from hebench.analysis.score_notes import MARK, vifp_above_one, vifp_note
 from hebench.analysis.suite_diff import suite_differences
 from hebench.analysis.summary import SummaryRow
+from hebench.analysis.text_leakage import text_verdicts
 from hebench.analysis.threats import threat_words
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
@@ -36,7 +37,13 @@ from hebench.report.load import Source, load_source, stored_labels
 from hebench.report.network_figure import links_section
 from hebench.report.threat_charts import threat_section
 from hebench.results import units as U
-from hebench.results.records import ModelledCostRecord, PartyRoundRecord, RoundRecord, RunFailedRecord
+from hebench.results.records import (
+    ModelledCostRecord,
+    PartyRoundRecord,
+    RoundRecord,
+    RunFailedRecord,
+    TextAttackSummaryRecord,
+)
 
 # (row field, CSV header with its unit, HTML header, cell formatter): CPU is OS-accounted process CPU time, wall is
 # elapsed; the CSV holds plain numbers in the header's unit, the HTML cells carry their own unit (ms, kB, MB)
@@ -203,19 +210,31 @@ def contended(source: Source) -> bool:
 
 
 def run_options(
-    source: Source, attacks: list[Any] | None = None, run: str = "", threat: str = DEFAULT_THREAT
+    source: Source,
+    attacks: list[Any] | None = None,
+    run: str = "",
+    threat: str = DEFAULT_THREAT,
+    text: list[TextAttackSummaryRecord] | None = None,
 ) -> list[Option]:
     """The source's configurations as chart/advice options: its own attacks, or ``attacks`` when given, under one
-    threat model (default: the honest-but-curious aggregator)."""
+    threat model (default: the honest-but-curious aggregator); a language model's from its text attacks (its own,
+    or ``text``)."""
     chosen = source.attacks if attacks is None else attacks
+    verdicts = text_verdicts(source.text_attacks if text is None else text)
     modelled = {m.config: m for m in source.of(ModelledCostRecord)}
-    return options_for(source.rows, chosen, run, modelled, contended(source), threat)
+    return options_for(source.rows, chosen, run, modelled, contended(source), threat, verdicts)
 
 
 def run_section(
-    source: Source, figs: F.FigureSet, files: Path, idx: int, attacks: list[Any] | None = None
+    source: Source,
+    figs: F.FigureSet,
+    files: Path,
+    idx: int,
+    attacks: list[Any] | None = None,
+    text: list[TextAttackSummaryRecord] | None = None,
 ) -> dict[str, Any]:
-    """One run's tables and figures; ``attacks`` (default: the source's own) score its configurations."""
+    """One run's tables and figures; ``attacks`` and ``text`` (default: the source's own) score its
+    configurations."""
     rows = list(source.rows)
     rounds = source.of(RoundRecord)
     failure = source.failure
@@ -265,7 +284,7 @@ def run_section(
     section["per_round"] = "round (the warm-up round included)" if cold else "steady round"
     section["table"] = _costs_table(rows, files, prefix)
     section["overhead"] = _overhead_table(rows, files, prefix)
-    options = run_options(source, attacks)
+    options = run_options(source, attacks, text=text)
     section["choose"] = choose(options)
     section["advice"] = advise(rows, contended(source)) + defence_lines(source.attacks if attacks is None else attacks)
     section["chart"] = figs.add(f"{prefix}-cost-leakage", cost_leakage(options), size=chart_size(options))
@@ -593,6 +612,110 @@ def privacy_section(sources: list[Source], figs: F.FigureSet, files: Path) -> di
     }
 
 
+TEXT_HEADER = [
+    "run",
+    "configuration",
+    "adversary",
+    "view",
+    "batch size",
+    "attack",
+    "outcome",
+    "reason",
+    "exact k",
+    "sequences n",
+    "exact rate",
+    "exact low",
+    "exact high",
+    "ROUGE-1",
+    "ROUGE-2",
+    "ROUGE-L",
+    "token precision",
+    "token recall",
+]
+
+
+def text_leakage_section(sources: list[Source], files: Path) -> dict[str, Any] | None:
+    """What each view of each language-model configuration gave the text attack: outcome and typed reason, exact
+    sequences (Wilson 95 %), ROUGE-1/2/L, token precision/recall, and recovered text beside the original (the
+    template escapes it); verdicts from :mod:`hebench.analysis.text_leakage`, as the terminal prints them."""
+    by_source = [(s.label, text_verdicts(s.text_attacks)) for s in sources if s.text_attacks]
+    if not by_source:
+        return None
+    several = len(by_source) > 1
+
+    def score(v: float | None) -> str:
+        return U.MISSING if v is None else f"{v:.2f}"
+
+    rows, values, examples = [], [], []
+    for label, verdicts in by_source:
+        for v in verdicts:
+            rows.append(
+                {
+                    "cells": [
+                        *([label] if several else []),
+                        v.config,
+                        f"{v.adversary}: {v.view}",
+                        str(v.batch_size),
+                        v.outcome_words,
+                        v.exact_words,
+                        score(v.rouge1),
+                        score(v.rouge2),
+                        score(v.rougeL),
+                        score(v.token_precision),
+                        score(v.token_recall),
+                    ],
+                    "outcome": v.outcome,
+                    "why": v.why,
+                }
+            )
+            e = v.exact
+            values.append(
+                [
+                    *(label, v.config, v.adversary, v.view, v.batch_size, v.attack, v.outcome, v.reason, e.k, e.n),
+                    *(e.value if e.n else None, e.lo, e.hi, v.rouge1, v.rouge2, v.rougeL, v.token_precision),
+                    v.token_recall,
+                ]
+            )
+            shown = [x for x in v.examples if x.get("original") is not None]
+            if shown:
+                examples.append(
+                    {
+                        "title": f"{label + ': ' if several else ''}{v.config} · {v.adversary}: {v.view} · "
+                        f"batch {v.batch_size}",
+                        "outcome": v.outcome_words,
+                        "pairs": [
+                            {
+                                "original": x.get("original"),
+                                "recovered": x.get("recovered"),
+                                "mark": "exact" if x.get("exact") else f"ROUGE-1 {float(x.get('rouge1') or 0.0):.2f}",
+                            }
+                            for x in shown
+                        ],
+                    }
+                )
+    header = [
+        *(["run"] if several else []),
+        "configuration",
+        "view",
+        "batch",
+        "outcome",
+        "exact sequences (95 % Wilson)",
+        "ROUGE-1",
+        "ROUGE-2",
+        "ROUGE-L",
+        "token precision",
+        "token recall",
+    ]
+    attacks = sorted({v.attack for _, vs in by_source for v in vs})
+    return {
+        "header": header,
+        "rows": rows,
+        "csv": write_csv(files / "text-attacks.csv", TEXT_HEADER, values).name,
+        "examples": examples,
+        "attack": " / ".join("exact span" if a == "span" else a for a in attacks),
+    }
+
+
 def _env_cell(key: str, value: Any) -> str:
     if key == "threads":
         pinned = {k: v for k, v in (value or {}).items() if v}
@@ -649,7 +772,9 @@ def build_report(paths: list[Path], output: Path) -> Path:
     with_runs = [s for s in sources if s.rows or s.run]
     loose = [a for s in sources if not (s.rows or s.run) for a in s.attacks]  # attack files given on their own
     shared = [*with_runs[0].attacks, *loose] if len(with_runs) == 1 and loose else None
-    runs = [run_section(s, figs, files, i, shared) for i, s in enumerate(with_runs)]
+    loose_text = [a for s in sources if not (s.rows or s.run) for a in s.text_attacks]  # a text-attacks.jsonl
+    shared_text = [*with_runs[0].text_attacks, *loose_text] if len(with_runs) == 1 and loose_text else None
+    runs = [run_section(s, figs, files, i, shared, shared_text) for i, s in enumerate(with_runs)]
     threats_anchor = None
     for i, run in enumerate(runs):  # one id per matrix; the navigation links to the first
         if run["threat_matrix"]:
@@ -683,6 +808,7 @@ def build_report(paths: list[Path], output: Path) -> Path:
         "dropouts": dropouts_section(sources, figs, files, write_csv),
         "libraries": library_section(libraries, figs, files),
         "privacy": privacy_section(sources, figs, files),
+        "text_leakage": text_leakage_section(sources, files),
         "library_advice": library_advice(libraries),
         "files_dir": files.name,
         "missing": [n for s in sources for n in s.notes],

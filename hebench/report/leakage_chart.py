@@ -68,6 +68,16 @@ def legend_label(o: Option) -> str:
     return " · ".join(parts)
 
 
+def y_label(attacked: Sequence[Option]) -> str:
+    """The leakage axis: images' SSIM, language models' exact-sequence rate, or both named."""
+    kinds = {o.leakage_kind for o in attacked}
+    if kinds == {"text"}:
+        return "leakage: sequences recovered\nexactly (rate, Wilson 95 %)"
+    if "text" in kinds:
+        return "leakage: SSIM (images) /\nexact-sequence rate (text)"
+    return "leakage: best attack's SSIM\n(mean ± std over images, seeds)"
+
+
 def ratio_axis(ax: Axes, values: Sequence[float]) -> None:
     """Log x with plain ratio labels (``2×``, not ``2×10⁰``) at a few round ratios; minor ticks unlabelled."""
     positive = [v for v in values if v > 0] or [1.0]
@@ -90,7 +100,6 @@ def ranked_costs(options: Sequence[Option], choice: Choice | None = None) -> lis
 def chart_caption(options: Sequence[Option], combined: bool = False, threat: str = DEFAULT_THREAT) -> str:
     """Says what the chart draws, and only that; ``threat``: whose view the attacks reconstructed from."""
     attacked = [o for o in options if o.leakage is not None]
-    names = sorted({ATTACK_NAMES.get(o.attack_name or "", o.attack_name or "") for o in attacked} - {""})
     over = "steady rounds"
     if any(o.cold for o in options):  # as the tables' note says it
         over += " (over its rounds with the warm-up included where no steady round completed)"
@@ -98,10 +107,20 @@ def chart_caption(options: Sequence[Option], combined: bool = False, threat: str
         "Cost against leakage, one point per configuration: x = a cost as a multiple of raw (log), the ratio of "
         f"its mean over {over} to raw's (the tables' ratio; bars: the range of the per-round ratios)"
     )
-    if attacked:
+    images = [o for o in attacked if o.leakage_kind != "text"]
+    texts = [o for o in attacked if o.leakage_kind == "text"]
+    if images:
+        names = sorted({ATTACK_NAMES.get(o.attack_name or "", o.attack_name or "") for o in images} - {""})
         text += (
             f", y = the SSIM of the best {' / '.join(names) or 'attack'} reconstruction from {what_was_seen(threat)} "
             "(bars: ± std over images and seeds, bounded by the lowest and highest SSIM seen)"
+        )
+    if texts:
+        kinds = sorted({"exact span" if o.attack_name == "span" else str(o.attack_name) for o in texts})
+        text += (
+            f"{'; for the language-model rows' if images else ''}, y = the share of the victim's sequences the "
+            f"{' / '.join(kinds)} attack recovered exactly (same tokens, same order) from the aggregator's most "
+            "revealing view (bars: Wilson 95 % interval over sequences; ROUGE-1 in the tables)"
         )
     text += ". Marker shapes tell modes apart; the legend gives each configuration's accuracy change against raw."
     if any(o.modelled for o in options):
@@ -199,7 +218,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                 top.set_ylim(-0.05, 1.05)
                 top.set_title(COSTS[cost][0], fontsize=10)
                 if col == 0:
-                    top.set_ylabel("leakage: best attack's SSIM\n(mean ± std over images, seeds)", fontsize=10)
+                    top.set_ylabel(y_label(attacked), fontsize=10)
             if strip is not None:
                 for o in unattacked:
                     if o.costs.get(cost) is not None:

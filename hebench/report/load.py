@@ -27,6 +27,7 @@ from hebench.results.records import (
     RoundRecord,
     RunFailedRecord,
     RunRecord,
+    TextAttackSummaryRecord,
 )
 from hebench.results.run_folder import RunFolder
 
@@ -88,6 +89,11 @@ class Source:
     @property
     def attacks(self) -> list[AttackSummaryRecord]:
         return self.of(AttackSummaryRecord)
+
+    @property
+    def text_attacks(self) -> list[TextAttackSummaryRecord]:
+        """A language-model run's text-leakage summaries (``hebench run``'s, or a ``text-attacks.jsonl``)."""
+        return self.of(TextAttackSummaryRecord)
 
 
 def load_source(path: Path) -> Source:

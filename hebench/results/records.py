@@ -9,7 +9,7 @@ left out of the line when None.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from hebench.errors import RecordError
@@ -44,6 +44,8 @@ __all__ = [
     "RunFailedRecord",
     "RunRecord",
     "SecurityNoteRecord",
+    "TextAttackRecord",
+    "TextAttackSummaryRecord",
     "TimeToAccuracyRecord",
     "kinds",
     "record_class",
@@ -514,6 +516,61 @@ class AttackCampaignRecord(Record):
     batch_size: int | None = None  # the largest batch of restarts run together
     restarts: int | None = None  # restarts run (attacks reused across plans counted once)
     restarts_per_s: float | None = None  # restarts over the campaign's wall time
+
+
+@dataclass(frozen=True, kw_only=True)
+class _TextScores(Record):
+    """A text attack's scores over its sequences (:mod:`hebench.inversion.scoring.text`)."""
+
+    config: str  # the configuration attacked
+    adversary: str  # aggregator, colluding client, one share holder, all share holders
+    view: str  # plain, dp, encrypted, selective, secagg-sum, model-inconsistency, host-he-colluder, shares-1, ...
+    batch_size: int  # the victim's blocks
+    sequences: int  # references scored
+    exact: int  # references recovered exactly (same tokens, same order)
+    exact_rate: float | None = None
+    exact_low: float | None = None  # Wilson 95 % over sequences
+    exact_high: float | None = None
+    rouge1_success: int | None = None  # references with ROUGE-1 >= 0.99
+    rouge1_success_low: float | None = None
+    rouge1_success_high: float | None = None
+    rouge1: float | None = None  # means over references
+    rouge2: float | None = None
+    rougeL: float | None = None
+    token_precision: float | None = None
+    token_recall: float | None = None
+
+
+@_register("text_attack")
+@dataclass(frozen=True, kw_only=True)
+class TextAttackRecord(_TextScores):
+    """One text attack on one victim batch of one view: what it recovered against the private token ids."""
+
+    batch: int  # which victim batch
+    attack: str  # span or optimisation
+    outcome: str  # recovered, partial or failed
+    reason: str | None = None  # the typed cause (hebench.inversion.text.result.Why) where not recovered
+    why: str = ""  # the numbers behind it, in words
+    references: tuple[tuple[int, ...], ...] = ()  # the victim's token ids
+    recovered_tokens: tuple[tuple[int, ...], ...] = ()
+    recovered: int | None = None  # sequences the attack returned
+
+
+@_register("text_attack_summary")
+@dataclass(frozen=True, kw_only=True)
+class TextAttackSummaryRecord(_TextScores):
+    """One view of one configuration at one victim batch size, over its victim batches: outcomes, pooled scores
+    and a few recovered sequences beside the originals (decoded text)."""
+
+    attack: str = "span"
+    length: int | None = None  # tokens per block
+    steps: int | None = None  # the victim's local steps
+    optimiser: str | None = None
+    batches: int = 1
+    outcomes: Mapping[str, int] = field(default_factory=dict)  # recovered / partial / failed -> victim batches
+    why: str = ""  # the first typed reason and its numbers ("adapter-rank: ...")
+    attack_s: float | None = None  # view built and attacked, over its batches
+    examples: tuple[Mapping[str, Any], ...] = ()  # {original, recovered, rouge1, exact}
 
 
 @_register("modelled_cost")

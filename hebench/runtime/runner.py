@@ -15,7 +15,7 @@ import os
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from hebench.results.records import (
     Record,
     RoundRecord,
     RunFailedRecord,
+    TextAttackSummaryRecord,
 )
 from hebench.results.run_folder import RunFolder
 from hebench.runtime.base import ConfigurationRun, Runtime, Started
@@ -147,6 +148,7 @@ class Runner:
                     self._run_config(config, data, start, writer)
                 self._at = (None, None)
                 self._run_attacks(writer, resume)
+                self._run_text_attacks(writer, resume)
             except (Exception, KeyboardInterrupt) as err:
                 self._record_failure(writer, err)
                 raise
@@ -183,6 +185,28 @@ class Runner:
         if plans:  # one campaign: its restart workers are shared, and attacks that coincide run once
             self.on_event(RunEvent(f"attacks: {len(plans)} plan{'' if len(plans) == 1 else 's'}", None))
             run_campaign(plans, writer, self.folder.attacks)
+
+    def _run_text_attacks(self, writer: ResultWriter, resume: bool) -> None:
+        """A language-model suite's text leakage, after the runs (its ``text_leakage`` block, on by default): each
+        configuration's views attacked as ``hebench attack RUN`` attacks them, recorded in the run's results."""
+        from hebench.inversion.text.recorded import record_text_attacks
+        from hebench.inversion.text.sources import run_source
+
+        spec = self.suite.text_attacks
+        if spec is None:
+            return
+        done = set()
+        if resume:  # a configuration with a text-attack summary was attacked before the interruption: not again
+            done = {r.config for r in read_records(self.folder.results).of(TextAttackSummaryRecord)}
+            if all(c.label in done for c in self.suite.configurations):
+                return
+        source = run_source(self.run_dir)
+        if done:
+            left = tuple(c for c in source.suite.configurations if c.label not in done)
+            source = replace(source, suite=source.suite.model_copy(update={"configurations": left}))
+        sizes = ", ".join(map(str, spec.batch_sizes))
+        self.on_event(RunEvent(f"text attacks ({spec.attack}, batch {sizes})", None))
+        record_text_attacks(source, spec.batch_sizes, spec.batches, spec.attack, writer.write)
 
     def _initial(self, config: Configuration, start: int) -> np.ndarray | None:
         if start == 0:

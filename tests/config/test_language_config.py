@@ -89,7 +89,7 @@ def test_a_configuration_may_fine_tune_in_full_beside_lora_and_says_so_in_its_la
         (
             {"privacy": {"attack": "idlg", "model": "mlp"}},
             "privacy",
-            "text-leakage attacks",
+            "its text_leakage section",
         ),
     ],
 )

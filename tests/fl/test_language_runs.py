@@ -41,6 +41,7 @@ SUITE = {
     "training": {"rounds": 1, "local_steps": 2, "batch_size": 4, "optimizer": "adamw", "lr": 0.003},
     "runtime": {"hosting": "pool", "workers": 1},
     "measure": {"transcripts": True},
+    "text_leakage": False,  # costs and aggregates here; the text attacks' records: tests/inversion/text
     "configurations": [
         {"mode": "raw"},
         {"mode": "host-he", "adapter": "tenseal-ckks"},

@@ -20,11 +20,12 @@ from hebench.analysis.load_flags import load_notes
 from hebench.analysis.model_origin import origin_notes
 from hebench.analysis.options import options_for
 from hebench.analysis.summary import SummaryRow
+from hebench.analysis.text_leakage import text_verdicts
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.cli.render.lines import print_lines
 from hebench.cli.render.threats import print_threats
 from hebench.results import units as U
-from hebench.results.records import AttackSummaryRecord, RunRecord
+from hebench.results.records import AttackSummaryRecord, RunRecord, TextAttackSummaryRecord
 
 
 def _ratio(r: float | None) -> str:
@@ -201,12 +202,15 @@ def print_verdicts(
     attacks: Sequence[AttackSummaryRecord],
     run: RunRecord | None = None,
     keys: Mapping[str, str] | None = None,
+    text: Sequence[TextAttackSummaryRecord] = (),
 ) -> None:
     """ "What to choose" and which protections defended, as the report says them, each with its evidence
-    (Welch over steady rounds for costs, Wilson/Newcombe for images recovered); to print after the leakage
-    table. ``run``: the run record, whose load flags keep contended round times out of the ranking."""
+    (Welch over steady rounds for costs, Wilson/Newcombe for images or sequences recovered); to print after the
+    leakage table. ``run``: the run record, whose load flags keep contended round times out of the ranking;
+    ``text``: a language-model run's text-attack summaries."""
     keys = keys if keys is not None else label_keys([r.config for r in rows])
-    options = options_for(rows, attacks, contended=contended(run, rows))  # unknown (no run record): not ranked
+    verdicts = text_verdicts(text)
+    options = options_for(rows, attacks, contended=contended(run, rows), text=verdicts)  # unknown run: not ranked
     console.print("what to choose (the report's verdicts; raw is the reference):")
     print_lines(console, "", "", [*choose(options), *defence_lines(attacks)])
     print_threats(console, rows, attacks, keys)

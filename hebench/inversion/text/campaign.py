@@ -187,12 +187,13 @@ def attack_views(
     batches: int = 1,
     attack: Callable[[TextObservation], TextReconstruction] | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_summary: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Attack every view of every configuration of ``suite`` for each victim batch size; records and summaries.
 
     ``models(config)`` gives the global model the round's updates were computed on; ``blocks`` each client's
-    token blocks. Returns the summaries (one per configuration, view and batch size) and the notes (skipped
-    configurations)."""
+    token blocks. Returns the summaries (one per configuration, view and batch size, each also handed to
+    ``on_summary`` when made; ``on_record`` gets each victim batch's) and the notes (skipped configurations)."""
     from hebench.inversion.text.span_attack import span_attack
 
     attack = attack or span_attack
@@ -236,21 +237,22 @@ def attack_views(
                                 **score.to_dict(),
                             }
                         )
-                summaries.append(
-                    {
-                        "config": view.config,
-                        "adversary": view.adversary,
-                        "view": view.view,
-                        "batch_size": batch,
-                        "length": blocks[0].shape[1],
-                        "steps": training.steps,
-                        "optimiser": training.optimiser,
-                        "batches": batches,
-                        "outcomes": outcomes,
-                        "why": why,
-                        "attack_s": seconds,
-                        **pool(scores),
-                        "examples": examples,
-                    }
-                )
+                summary = {
+                    "config": view.config,
+                    "adversary": view.adversary,
+                    "view": view.view,
+                    "batch_size": batch,
+                    "length": blocks[0].shape[1],
+                    "steps": training.steps,
+                    "optimiser": training.optimiser,
+                    "batches": batches,
+                    "outcomes": outcomes,
+                    "why": why,
+                    "attack_s": seconds,
+                    **pool(scores),
+                    "examples": examples,
+                }
+                summaries.append(summary)
+                if on_summary is not None:
+                    on_summary(summary)
     return summaries, notes

@@ -56,8 +56,10 @@ def test_attack_command_on_a_language_suite_recovers_the_plain_view_and_nothing_
     # offload: the aggregator holds ciphertext; nothing recovered, and the reason says so
     assert sealed["view"] == "encrypted" and sealed["outcomes"] == {"failed": 1} and sealed["token_recall"] == 0.0
     assert sealed["why"].startswith("nothing-observed")
-    records = [json.loads(line) for line in (tmp_path / "out" / "text-attacks.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (tmp_path / "out" / "text-attacks.jsonl").read_text().splitlines()]
+    records = [r for r in lines if r["kind"] == "text_attack"]  # typed records, as `hebench run` writes them
     assert [r["outcome"] for r in records] == ["recovered", "failed"] and records[1]["recovered_tokens"] == []
+    assert [r["view"] for r in lines if r["kind"] == "text_attack_summary"] == ["plain", "encrypted"]
 
 
 def test_a_view_option_is_refused_on_a_language_suite(tmp_path):

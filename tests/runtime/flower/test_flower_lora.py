@@ -25,6 +25,7 @@ SUITE = {
     "training": {"rounds": 2, "local_steps": 2, "batch_size": 4, "optimizer": "adamw", "lr": 0.003},
     "configurations": [{"mode": "raw"}, {"mode": "host-he", "adapter": "tenseal-ckks"}],
     "measure": {"timeout_s": 600},
+    "text_leakage": False,  # what the nodes train and send; the text attacks: tests/inversion/text
 }
 
 
