@@ -1,4 +1,5 @@
-"""Shared fixtures: fast parameters for slow adapters, installed adapter names, the pids of a run's parties."""
+"""Shared fixtures: fast parameters for slow adapters, installed adapter names, the pids of a run's parties, one
+torch thread for small models."""
 
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ INSTALLED = [s.name for s in list_adapters() if s.available]
 
 def fast_params(name: str) -> dict:
     return dict(FAST_PARAMS.get(name, {}))
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Small models on a shared 2-core machine: one torch thread (two spin against each other under load); a module
+    asks with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

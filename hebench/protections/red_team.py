@@ -16,13 +16,18 @@ import queue
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hebench.config import Configuration
-from hebench.fl.party import Credentials
+from hebench.config import Configuration, Suite, parse_suite
+from hebench.fl.link import Opened
+from hebench.fl.meter import PhaseMeter
+from hebench.fl.party import Credentials, PartyContext
 from hebench.fl.run_credentials import RunCredentials
+from hebench.net.messages import MessageKind
+from hebench.net.transport import Message
 from hebench.protections.threats import Adversary, Strategy
 
 
@@ -68,6 +73,45 @@ class Seen:
 
 
 RedTeamView = Callable[[Target], Seen]
+
+
+def live_suite(
+    configuration: Mapping[str, Any], clients: int, timeout_s: float, rounds: int = 1, **sections: Any
+) -> Suite:
+    """The suite of a red team's live round: ``configuration`` alone, ``clients`` digits clients, ``rounds``
+    rounds, the parties' timeout; ``sections`` add to it (``measure`` entries merge with the timeout)."""
+    measure = {"timeout_s": timeout_s, **sections.pop("measure", {})}
+    return parse_suite(
+        {
+            "name": "red-team",
+            "data": {"dataset": "digits", "clients": clients},
+            "training": {"rounds": rounds},
+            "configurations": [dict(configuration)],
+            "measure": measure,
+            **sections,
+        }
+    )
+
+
+def live_context(suite: Suite, folder: Path, credentials: Credentials, index: int = -1, **extra: Any) -> PartyContext:
+    """A party's context in a red team's live round of ``suite``'s configuration (an 8x8 one-channel model of 10
+    classes, as the digits the suite names): ``index`` for a client, ``extra`` for the protocol's own fields."""
+    return PartyContext(
+        suite, suite.configurations[0], folder, credentials, "red-team", 0, (1, 8, 8), 10, client_index=index, **extra
+    )
+
+
+def upload_and_open(
+    link: Any, index: int, rounds: int, train: Callable[[int], np.ndarray], opened: dict[tuple[int, int], Opened]
+) -> None:
+    """Client ``index``'s honest rounds over ``link``: told to train, it uploads ``train(index)``, opens the answer
+    it is sent (kept in ``opened`` by (round, client) as it goes) and acknowledges it."""
+    for r in range(rounds):
+        link.channel.recv(MessageKind.TRAIN)
+        vector = np.asarray(train(index), dtype=np.float32)
+        link.upload({"round": r, "epoch": 0, "samples": 1}, [vector], None, PhaseMeter())
+        opened[(r, index)] = link.open(link.channel.recv(), 0, PhaseMeter())
+        link.channel.send(Message(MessageKind.ACK, {"round": r}))
 
 
 def door_credentials(config: Configuration, clients: int) -> dict[str, Credentials]:

@@ -20,13 +20,7 @@ from hebench.models.shared import shared_tensors
 VOCAB = 320
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small models on a shared 2-core machine: one thread (two spin against each other under load)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _tiny(seed: int = 0):

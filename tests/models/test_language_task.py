@@ -23,12 +23,7 @@ INPUTS = ModelInputs((LENGTH,), VOCAB, 0)
 LORA = ModelSpec(name="gpt2_tiny", fine_tuning=LoraFineTuning(kind="lora", rank=4))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _blocks(n: int = 6) -> torch.Tensor:

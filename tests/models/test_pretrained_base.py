@@ -6,7 +6,6 @@ import math
 import shutil
 
 import pytest
-import torch
 
 from hebench.data.shakespeare import load_shakespeare_roles
 from hebench.data.text_blocks import tokenise_clients
@@ -17,14 +16,7 @@ from hebench.models.language.lora import LoraSpec, attach_lora
 from hebench.models.language.next_token import next_token_loss, perplexity
 from hebench.models.language.pretrained import META, TINY_BASE, WEIGHTS, load_pretrained_base
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small models on a shared 2-core machine: one thread (two spin against each other under load)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

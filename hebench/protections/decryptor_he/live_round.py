@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from hebench.config import parse_suite
 from hebench.errors import CiphertextError
 from hebench.fl.allowance import Allowance
 from hebench.fl.key_authority import run_key_authority
@@ -32,12 +31,19 @@ from hebench.fl.party import (
     Wiring,
     client_party,
 )
-from hebench.net.messages import MessageKind
-from hebench.net.transport import Message
 from hebench.protections.decryptor_he.adversary import LyingAggregator
 from hebench.protections.decryptor_he.decryptor import run_decryptor
 from hebench.protections.decryptor_he.link import decryptor_link
-from hebench.protections.red_team import Control, PartyThreads, Seen, Target, door_credentials
+from hebench.protections.red_team import (
+    Control,
+    PartyThreads,
+    Seen,
+    Target,
+    door_credentials,
+    live_context,
+    live_suite,
+    upload_and_open,
+)
 
 DECRYPTOR = "aggregator-1"  # the decryptor's party name (the aggregator's first helper)
 TIMEOUT_S = 30.0
@@ -55,15 +61,7 @@ class DecryptorRound:
         values: int,
         rounds: int = 1,
     ) -> None:
-        self.suite = parse_suite(
-            {
-                "name": "red-team",
-                "data": {"dataset": "digits", "clients": clients},
-                "training": {"rounds": rounds},
-                "configurations": [{**config, "transport": "tcp"}],
-                "measure": {"timeout_s": TIMEOUT_S},
-            }
-        )
+        self.suite = live_suite({**config, "transport": "tcp"}, clients, TIMEOUT_S, rounds)
         self.config, self.clients, self.rounds, self.train = self.suite.configurations[0], clients, rounds, train
         self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
         self.creds = door_credentials(self.config, clients)
@@ -83,30 +81,14 @@ class DecryptorRound:
         self.public = self.aggregator.keys(self.doors["public"])
 
     def _context(self, party: str, index: int = -1) -> PartyContext:
-        return PartyContext(
-            self.suite,
-            self.config,
-            self.folder,
-            self.creds[party],
-            "red-team",
-            0,
-            (1, 8, 8),
-            10,
-            client_index=index,
-            allowance=self.allowance,
-        )
+        return live_context(self.suite, self.folder, self.creds[party], index, allowance=self.allowance)
 
     def _client(self, i: int) -> None:
         """A real client: told to train, it uploads under the public set and opens the sealed answer."""
         wiring = Wiring(self.doors["key_holder"], self.aggregator.door.address)
         link = decryptor_link(self._context(client_party(i), i), wiring, 1, PhaseMeter())
         try:
-            for r in range(self.rounds):
-                link.channel.recv(MessageKind.TRAIN)
-                vector = np.asarray(self.train(i), dtype=np.float32)
-                link.upload({"round": r, "epoch": 0, "samples": 1}, [vector], None, PhaseMeter())
-                self.opened[(r, i)] = link.open(link.channel.recv(), 0, PhaseMeter())
-                link.channel.send(Message(MessageKind.ACK, {"round": r}))
+            upload_and_open(link, i, self.rounds, self.train, self.opened)
         finally:
             link.close()
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from hebench.config import parse_suite
 from hebench.crypto import load_adapter
 from hebench.errors import CiphertextError
 from hebench.fl.allowance import Allowance
@@ -37,12 +36,10 @@ from hebench.fl.party import (
     client_party,
     engine_door,
 )
-from hebench.net.messages import MessageKind
-from hebench.net.transport import Message
 from hebench.protections.offload.adversary import LyingAggregator, engine_attempts
 from hebench.protections.offload.engine import EngineConfig, EngineServer
 from hebench.protections.offload.link import engine_link
-from hebench.protections.red_team import Seen, Target, door_credentials
+from hebench.protections.red_team import Seen, Target, door_credentials, live_context, live_suite, upload_and_open
 
 TIMEOUT_S = 30.0
 
@@ -59,15 +56,7 @@ class OffloadRound:
         values: int,
         rounds: int = 1,
     ) -> None:
-        self.suite = parse_suite(
-            {
-                "name": "red-team",
-                "data": {"dataset": "digits", "clients": clients},
-                "training": {"rounds": rounds},
-                "configurations": [{**config, "transport": "tcp"}],
-                "measure": {"timeout_s": TIMEOUT_S},
-            }
-        )
+        self.suite = live_suite({**config, "transport": "tcp"}, clients, TIMEOUT_S, rounds)
         self.config, self.clients, self.rounds, self.train = self.suite.configurations[0], clients, rounds, train
         self.folder = Path(tempfile.mkdtemp(prefix="hebench-red-team-"))
         self.creds = door_credentials(self.config, clients)  # an engine uploads as its host's proxy, with its key
@@ -95,30 +84,14 @@ class OffloadRound:
         self.aggregator.admit(clients)
 
     def _context(self, party: str, index: int = -1, allowance: Allowance | None = None) -> PartyContext:
-        return PartyContext(
-            self.suite,
-            self.config,
-            self.folder,
-            self.creds[party],
-            "red-team",
-            0,
-            (1, 8, 8),
-            10,
-            client_index=index,
-            allowance=allowance,
-        )
+        return live_context(self.suite, self.folder, self.creds[party], index, allowance=allowance)
 
     def _host(self, i: int) -> None:
         """A real host: its rounds through its engine (told to train, upload, open, acknowledge)."""
         wiring = Wiring(None, self.aggregator.door.address, (self.addresses[i], None))
         link = engine_link(self._context(client_party(i), i), wiring, 1, PhaseMeter())
         try:
-            for r in range(self.rounds):
-                link.channel.recv(MessageKind.TRAIN)
-                vector = np.asarray(self.train(i), dtype=np.float32)
-                link.upload({"round": r, "epoch": 0, "samples": 1}, [vector], None, PhaseMeter())
-                self.opened[(r, i)] = link.open(link.channel.recv(), 0, PhaseMeter())
-                link.channel.send(Message(MessageKind.ACK, {"round": r}))
+            upload_and_open(link, i, self.rounds, self.train, self.opened)
         except Exception as err:  # a refusal ends the host's session: the view reads it
             self.errors[i] = err
         finally:

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from hebench.config import parse_suite
 from hebench.errors import PartyError
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
@@ -27,7 +26,7 @@ from hebench.fl.party import PartyContext, Wiring, client_party
 from hebench.net.certs import make_party_certificates, party_tls
 from hebench.net.messages import MessageKind
 from hebench.net.transport import Message, read_transcript
-from hebench.protections.red_team import PartyThreads, Seen, Target, door_credentials
+from hebench.protections.red_team import PartyThreads, Seen, Target, door_credentials, live_context, live_suite
 from hebench.protections.sharing.adversary import LyingCoordinator, read_update
 from hebench.protections.sharing.holder import run_share_holder
 from hebench.protections.sharing.link import share_link
@@ -70,15 +69,12 @@ class ShareRound:
         train: Callable[[int], np.ndarray],
         tapped: tuple[int, ...] = (),
     ) -> None:
-        self.suite = parse_suite(
-            {
-                "name": "red-team",
-                "data": {"dataset": "digits", "clients": clients},
-                "training": {"rounds": 1},
-                "configurations": [{"transport": "tcp", **config}],
-                "measure": {"timeout_s": TIMEOUT_S, "transcripts": True},  # a colluding holder's view: what it got
-                "runtime": {"chunk_values": 4096},  # the chunks aggregator 0 streams its sum in
-            }
+        self.suite = live_suite(
+            {"transport": "tcp", **config},
+            clients,
+            TIMEOUT_S,
+            measure={"transcripts": True},  # a colluding holder's view: what it got
+            runtime={"chunk_values": 4096},  # the chunks aggregator 0 streams its sum in
         )
         self.config, self.clients, self.train = self.suite.configurations[0], clients, train
         params = self.config.mode_params
@@ -111,18 +107,7 @@ class ShareRound:
         self.wait_s = TIMEOUT_S  # how long :meth:`close` waits for each party to end
 
     def _context(self, party: str, index: int = -1) -> PartyContext:
-        return PartyContext(
-            self.suite,
-            self.config,
-            self.folder,
-            self.creds[party],
-            "red-team",
-            0,
-            (1, 8, 8),
-            10,
-            client_index=index,
-            tls=self.tls,
-        )
+        return live_context(self.suite, self.folder, self.creds[party], index, tls=self.tls)
 
     def start_clients(self) -> None:
         aggregators = [self.coordinator.door.address, *(self.holders[k] for k in sorted(self.holders))]

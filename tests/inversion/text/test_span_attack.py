@@ -30,12 +30,7 @@ VOCAB, WIDTH = 512, 128  # gpt2_tiny: width 128
 GRADIENT = TextTraining(upload="gradient")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _decoder(seed: int = 0):

@@ -13,13 +13,7 @@ from hebench.inversion.text.result import Why
 from hebench.inversion.text.views import TextClient, TextTraining, encrypted_view, raw_view
 from hebench.models.language.decoder import build_decoder, decoder_shape
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_optimisation_baseline_recovers_a_trivially_small_batch():
