@@ -11,7 +11,10 @@ of the model). The best-scoring token is taken, then each sequence is re-scored 
 the token whose logit gradient is closest to what is left (``|g_v|^2`` for every ``v`` from the Gram matrix of the
 final hidden state's Jacobian, the closest few checked exactly; the inner product alone favours large logit
 gradients: a pretrained base's confident tokens).
-Only the update's visible coordinates enter (hidden ones are unknown, left out). Exact for one local step;
+On a large update (GPT-2 small's 124 M coordinates) the Gram matrix's Jacobian does not fit: the tokens are then read
+from the coordinates nearest the output alone (the loss is linear in the targets on any subset), a shortlist of the
+best directional scores per sequence checked exactly. Only the update's visible coordinates enter (hidden ones are
+unknown, left out). Exact for one local step;
 an approximation over several (the weights move between steps).
 """
 

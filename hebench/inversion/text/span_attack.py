@@ -83,7 +83,7 @@ def _pooled(
 
     When position embeddings are small beside token embeddings (a randomly initialised GPT-2), a token of the
     batch is near the span at every position, and a per-position cap can drop the right token; the pool keeps
-    it, and the second layer's span orders it (DAGER's decoder search also grows over the batch's token set)."""
+    it, and the second layer's span orders it."""
     if not any(int((row < tol).sum()) > cap for row in distances):
         return found
     pool = _closest(distances.min(dim=0).values, tol, bound)

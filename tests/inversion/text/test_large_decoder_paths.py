@@ -54,3 +54,26 @@ def test_dropout_overrides_a_random_decoders_only():
     for bad in ({"name": "mlp", "dropout": 0.0}, {"name": "gpt2_tiny", "pretrained": True, "dropout": 0.0}):
         with pytest.raises((ValueError, ParameterError), match="dropout"):
             ModelSpec(**bad)
+
+
+def test_the_shortlist_route_and_a_named_device_recover_what_the_gram_route_does(monkeypatch):
+    # Arrange: 2 random sequences of 8 tokens, one gradient, on the tiny decoder (its whole update fits the Gram
+    # route); then the Gram route made too small for it, and the attack asked to run on a device by name
+    from hebench.inversion.text import last_token
+    from hebench.inversion.text.span_attack import SpanConfig, span_attack
+    from hebench.inversion.text.views import TextClient, TextTraining, raw_view
+    from hebench.models.language.decoder import build_decoder, decoder_shape
+
+    model = build_decoder(decoder_shape("gpt2_tiny"), 320, 0, seed=0)
+    gen = torch.Generator().manual_seed(1)
+    blocks = torch.stack([torch.randperm(320, generator=gen)[:2] for _ in range(8)], dim=1)
+    obs = raw_view(model, TextClient(blocks), TextTraining(upload="gradient"))
+    gram = span_attack(obs)
+    monkeypatch.setattr(last_token, "JACOBIAN_BYTES", 1)
+    # Act
+    shortlist = span_attack(obs, SpanConfig(device="cpu:0"))
+    # Assert: both read every sequence whole, the last token included; the model is back where it was
+    assert gram.diagnostics["last_token_method"] == "gram"
+    assert shortlist.diagnostics["last_token_method"] == "shortlist-64" and shortlist.diagnostics["device"] == "cpu:0"
+    assert sorted(gram.token_lists) == sorted(shortlist.token_lists) == sorted(blocks.tolist())
+    assert next(model.parameters()).device.type == "cpu"
