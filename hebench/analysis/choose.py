@@ -29,6 +29,16 @@ SHORT = {"cpu": "host CPU", "total_cpu": "total CPU", "bytes": "upload", "time":
 CONTENTION = "round time"
 
 
+def measure_name(choice: Choice, measure: str) -> str:
+    """A measure's name in a verdict; leakage names what was counted: images recovered, text sequences recovered
+    exactly, or both where a comparison mixes image and language runs."""
+    if measure != LEAKAGE:
+        return NAMES[measure]
+    kinds = {o.leakage_kind for o in choice.options if o.recovered}
+    counted = [w for k, w in (("ssim", "images recovered"), ("text", "sequences recovered exactly")) if k in kinds]
+    return f"leakage ({'; '.join(counted)})" if counted and counted != ["images recovered"] else NAMES[LEAKAGE]
+
+
 def pct(v: float) -> str:
     return f"{100 * v:.0f} %"
 
@@ -223,12 +233,12 @@ def choose(options: Sequence[Option]) -> list[str]:
     if line := evidence_line(choice):
         out.append(line)
     for m, why in choice.unranked.items():
-        out.append(f"Not ranked on {NAMES[m]}: {why}; the figures are shown, not compared.")
+        out.append(f"Not ranked on {measure_name(choice, m)}: {why}; the figures are shown, not compared.")
     by_name = {o.name: o for o in choice.options}
     if not choice.decided:
         why = (
             f"one {'round' if any(o.cold for o in choice.options) else 'steady round'} per configuration gives "
-            f"{', '.join(NAMES[m] for m in choice.thin)} no spread, so "
+            f"{', '.join(measure_name(choice, m) for m in choice.thin)} no spread, so "
             "no cost difference can count (at least 1 more round would give one)"
             if choice.thin
             else f"no difference between these {len(choice.options)} configurations is clear at 95 %"
@@ -247,8 +257,9 @@ def choose(options: Sequence[Option]) -> list[str]:
         out += pending_lines(choice)
         out += _apart(options, choice, measures)
         return out
+    over = ", ".join(measure_name(choice, m) for m in choice.measures)
     out.append(
-        f"Pareto set over {', '.join(NAMES[m] for m in choice.measures)} — no other configuration is clearly "
+        f"Pareto set over {over} — no other configuration is clearly "
         f"better on one without being clearly worse on another ({len(choice.settled)} of {len(choice.options)}):"
     )
     out += [option_line(by_name[name], measures) for name in choice.settled]

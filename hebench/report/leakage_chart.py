@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from hebench.analysis.choose import NAMES, Choice, decide_set, measures_of
+from hebench.analysis.choose import NAMES, Choice, decide_set, measure_name, measures_of
 from hebench.analysis.defended import ATTACK_NAMES
 from hebench.analysis.options import COSTS, DEFAULT_THREAT, LEAKAGE, Option
 from hebench.analysis.threats import what_was_seen
@@ -141,7 +141,7 @@ def chart_caption(options: Sequence[Option], combined: bool = False, threat: str
         )
         text += (
             f" Ringed in {where}: the Pareto set of what to choose below, decided over "
-            f"{_listed(NAMES[m] for m in choice.measures)} at once on 95 % intervals."
+            f"{_listed(measure_name(choice, m) for m in choice.measures)} at once on 95 % intervals."
         )
     else:
         text += " Nothing is ringed: the evidence decides no Pareto set (see below)."

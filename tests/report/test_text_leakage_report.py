@@ -12,7 +12,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from hebench.analysis.choose import decide_set, measure_name
 from hebench.analysis.compare_runs import compare_runs
+from hebench.analysis.options import LEAKAGE
 from hebench.analysis.success import wilson
 from hebench.analysis.text_leakage import text_verdicts
 from hebench.cli.main import app
@@ -92,6 +94,8 @@ def test_the_chart_gains_language_model_rows_at_their_exact_sequence_rate(tmp_pa
     assert options["raw"].recovered == options["raw"].leakage  # what the Pareto set ranks on is what is drawn
     assert "sequences recovered exactly" in " ".join(y_label(list(options.values())).split())
     assert "recovered exactly (same tokens, same order)" in chart_caption(list(options.values()))
+    # the verdicts name what they counted: sequences, not images
+    assert measure_name(decide_set(list(options.values())), LEAKAGE) == "leakage (sequences recovered exactly)"
 
 
 def test_show_prints_the_same_verdicts_as_the_report(tmp_path):
