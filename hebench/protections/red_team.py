@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hebench.config import Configuration, Suite, parse_suite
+from hebench.errors import CiphertextError
 from hebench.fl.link import Opened
 from hebench.fl.meter import PhaseMeter
 from hebench.fl.party import Credentials, PartyContext
@@ -112,6 +113,14 @@ def upload_and_open(
         link.upload({"round": r, "epoch": 0, "samples": 1}, [vector], None, PhaseMeter())
         opened[(r, index)] = link.open(link.channel.recv(), 0, PhaseMeter())
         link.channel.send(Message(MessageKind.ACK, {"round": r}))
+
+
+def public_reading(public: Any, blobs: list[bytes]) -> np.ndarray | None:
+    """What an adversary holding only the public key set reads of ``blobs``: nothing, unless it could decrypt."""
+    try:
+        return np.concatenate([public.decrypt(public.deserialize(b)) for b in blobs])
+    except (CiphertextError, ValueError, RuntimeError, AttributeError):  # each library refuses in its own way
+        return None
 
 
 def door_credentials(config: Configuration, clients: int) -> dict[str, Credentials]:

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from hebench.errors import CiphertextError
 from hebench.fl.allowance import Allowance
 from hebench.fl.key_authority import run_key_authority
 from hebench.fl.link import Opened
@@ -42,6 +41,7 @@ from hebench.protections.red_team import (
     door_credentials,
     live_context,
     live_suite,
+    public_reading,
     upload_and_open,
 )
 
@@ -102,14 +102,6 @@ class DecryptorRound:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _read(public: Any, blobs: list[bytes]) -> np.ndarray | None:
-    """What the aggregator's own key set (the public one) reads of ``blobs``: nothing, unless it could decrypt."""
-    try:
-        return np.concatenate([public.decrypt(public.deserialize(b)) for b in blobs])
-    except (CiphertextError, ValueError, RuntimeError, AttributeError):  # each library refuses in its own way
-        return None
-
-
 def red_team_view(target: Target) -> Seen:
     """decryptor-he: one live round. With colluding clients the aggregator hands the decryptor the victim's upload
     as the round's aggregate and relays the sealed answer; the colluder (the round's last client) opens it: the
@@ -129,7 +121,7 @@ def red_team_view(target: Target) -> Seen:
             note = f"the decryptor opened client 0's upload as round 0's aggregate; client {colluders[-1]} read it"
             return Seen(np.asarray(opened.encrypted, dtype=np.float32), notes=(note,), clients=1)
         agg.relay(0, agg.ask(agg.weighted_sum(uploads, live.weights)), live.weights)
-        read = _read(live.public, uploads[0])
+        read = public_reading(live.public, uploads[0])
         opened = agg.knock(live.doors["key_holder"], KEY_AUTHORITY, ("aggregator", client_party(0)))
         opened += agg.knock(live.doors["decryptor"], KEY_AUTHORITY, ("aggregator", DECRYPTOR))
         notes = ("ciphertext under the public set, a sealed answer", *(f"a door opened: {o}" for o in opened))

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from hebench.crypto import load_adapter
-from hebench.errors import CiphertextError
 from hebench.fl.allowance import Allowance
 from hebench.fl.key_authority import dial_engines
 from hebench.fl.key_epochs import EpochKeys
@@ -39,7 +38,15 @@ from hebench.fl.party import (
 from hebench.protections.offload.adversary import LyingAggregator, engine_attempts
 from hebench.protections.offload.engine import EngineConfig, EngineServer
 from hebench.protections.offload.link import engine_link
-from hebench.protections.red_team import Seen, Target, door_credentials, live_context, live_suite, upload_and_open
+from hebench.protections.red_team import (
+    Seen,
+    Target,
+    door_credentials,
+    live_context,
+    live_suite,
+    public_reading,
+    upload_and_open,
+)
 
 TIMEOUT_S = 30.0
 
@@ -112,14 +119,6 @@ class OffloadRound:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _read(public: Any, blobs: list[bytes]) -> np.ndarray | None:
-    """What the aggregator's own key set (the public one) reads of ``blobs``: nothing, unless it could decrypt."""
-    try:
-        return np.concatenate([public.decrypt(public.deserialize(b)) for b in blobs])
-    except (CiphertextError, ValueError, RuntimeError, AttributeError):  # each library refuses in its own way
-        return None
-
-
 def red_team_view(target: Target) -> Seen:
     """offload: one live round. With colluding clients the aggregator hands the colluder's engine (the round's last
     client's) the victim's upload as the aggregate; the engine cannot tell and decrypts it for its host: the
@@ -149,6 +148,6 @@ def red_team_view(target: Target) -> Seen:
             agg.credentials, victims, "red-team", live.public.export_keys(secret=False), uploads[0][0]
         )
         notes = ("ciphertext under the engines' key", *(f"the engine admitted: {a.what}" for a in tried if a.admitted))
-        return Seen(_read(live.public, uploads[0]), notes=notes)
+        return Seen(public_reading(live.public, uploads[0]), notes=notes)
     finally:
         live.close()
