@@ -71,8 +71,11 @@ def configuration_row(label: str, records: list[dict[str, Any]]) -> dict[str, An
         name = f"client-{r['client']}" if r["role"] == "client" else r["role"]
         if r.get("peak_rss_bytes"):
             peaks[name] = max(peaks.get(name, 0), r["peak_rss_bytes"])
+    clients = len({r["client"] for r in parties if r["role"] == "client"})
+    aggregator_cpu = _mean([_busy_cpu(r, ("wait", "receive")) for r in aggregators])
     return {
         "config": label,
+        "clients": clients,
         "fine_tuning": (conf.get("fine_tuning") or {}).get("kind"),
         "update_values": conf.get("update_parameters"),
         "completes": bool(conf) and not failed and any(r["kind"] == "round" and r["round"] >= 1 for r in mine),
@@ -81,7 +84,9 @@ def configuration_row(label: str, records: list[dict[str, Any]]) -> dict[str, An
         "client_cpu_s_per_round": _mean([_busy_cpu(r) for r in trained]),
         # what the protection adds to a client's round: all but local training and evaluation
         "client_protection_cpu_s_per_round": _mean([_busy_cpu(r, ("wait", "train", "evaluate")) for r in trained]),
-        "aggregator_cpu_s_per_round": _mean([_busy_cpu(r, ("wait", "receive")) for r in aggregators]),
+        "aggregator_cpu_s_per_round": aggregator_cpu,
+        # per client it served: configurations may run with different client counts (full fine-tuning's peak)
+        "aggregator_cpu_s_per_client_round": aggregator_cpu / clients if aggregator_cpu and clients else None,
         "round_wall_s": _mean([r["round_wall_s"] for r in aggregators if r.get("round_wall_s")]),
         "peak_rss_bytes": peaks,
         "client_peak_rss_bytes": max((v for k, v in peaks.items() if k.startswith("client-")), default=None),
@@ -105,7 +110,7 @@ FIGURES = (
     "upload_bytes_per_client_round",
     "client_cpu_s_per_round",
     "client_protection_cpu_s_per_round",
-    "aggregator_cpu_s_per_round",
+    "aggregator_cpu_s_per_client_round",
     "client_peak_rss_bytes",
 )
 
@@ -143,8 +148,8 @@ def why(pairs: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
         parts.append(
             f"the client's protection CPU (encrypt, decrypt, send) {r['client_protection_cpu_s_per_round']:.0f}x"
         )
-    if "aggregator_cpu_s_per_round" in r:
-        parts.append(f"the aggregator's CPU {r['aggregator_cpu_s_per_round']:.0f}x")
+    if "aggregator_cpu_s_per_client_round" in r:
+        parts.append(f"the aggregator's CPU per client {r['aggregator_cpu_s_per_client_round']:.0f}x")
     if "client_cpu_s_per_round" in r:
         parts.append(f"the client's whole round {r['client_cpu_s_per_round']:.1f}x")
     if lora.get("client_protection_cpu_s_per_round") and lora.get("client_cpu_s_per_round"):
@@ -181,26 +186,30 @@ def labels(text: str) -> tuple[str, ...]:
     return chosen
 
 
-def only(suite: Suite, index: int) -> Suite:
-    """``suite`` with its ``index``-th configuration alone (same label), so each configuration runs on its own; no
-    text attacks after it (this study measures costs)."""
+def only(suite: Suite, index: int, clients: int | None = None) -> Suite:
+    """``suite`` with its ``index``-th configuration alone (same label), so each configuration runs on its own, with
+    ``clients`` clients when given; no text attacks after it (this study measures costs)."""
     raw = suite.model_dump(mode="json")
     raw["configurations"] = [raw["configurations"][index]]
+    if clients is not None:
+        raw["data"]["clients"] = clients
     raw["text_leakage"] = {"enabled": False}
     single = Suite.model_validate(raw)
     assert single.configurations[0].label == suite.configurations[index].label
     return single
 
 
-def measure(suite: Suite) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def measure(suite: Suite, clients: dict[str, int] | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Run each configuration of ``suite`` on its own (one failing, full fine-tuning out of memory say, leaves the
-    others measured); its rows, and the error of each configuration that failed."""
+    others measured), with ``clients[kind]`` clients for fine-tuning kind ``kind`` when given (the suite's count
+    otherwise); its rows, and the error of each configuration that failed."""
     records: list[dict[str, Any]] = []
     errors: dict[str, str] = {}
     for index, config in enumerate(suite.configurations):
+        kind = suite.model_for(config).fine_tuning.kind
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                Runner(only(suite, index), Path(tmp)).run()
+                Runner(only(suite, index, (clients or {}).get(kind)), Path(tmp)).run()
             except Exception as err:  # recorded as the configuration's failure, never hidden
                 errors[config.label] = f"{type(err).__name__}: {err}"
             path = Path(tmp) / "results.jsonl"
@@ -253,7 +262,10 @@ def language(clients: int = 8, rounds: int = 2, configurations: tuple[str, ...] 
             f"--language-rounds {rounds}: round 0 is a warm-up, so no steady round would be measured", "give 2 or more"
         )
     available = psutil.virtual_memory().available / GB
-    ran = clients_that_fit(clients, available, needs_full=True)
+    suite = _suite(clients, rounds, configurations)
+    kinds = {suite.model_for(c).fine_tuning.kind for c in suite.configurations}
+    # each configuration runs alone, so each fine-tuning kind gets the most clients its own peak leaves room for
+    ran = {kind: clients_that_fit(clients, available, needs_full=kind == "full") for kind in sorted(kinds)}
     header: dict[str, Any] = {
         "benchmark": "language",
         "suite": "language-gpt2",
@@ -262,20 +274,23 @@ def language(clients: int = 8, rounds: int = 2, configurations: tuple[str, ...] 
         "rounds": rounds,
         "configurations_asked": list(configurations) if configurations else "all",
         "available_memory_gb": round(available, 1),
-        "memory_needed_gb": round(FIXED_GB + clients * CLIENT_GB["full"], 1),
+        "memory_needed_gb": {kind: round(FIXED_GB + clients * CLIENT_GB[kind], 1) for kind in ran},
         "note": "GPT-2 small's configuration, randomly initialised (no weights can be downloaded here): cost, not "
         "quality",
     }
-    if ran < 2:
-        return {**header, "skipped": f"{available:.1f} GB available: not even 2 clients of full fine-tuning fit"}
-    if ran < clients:
-        header["fewer_clients"] = (
-            f"{clients} clients need about {header['memory_needed_gb']} GB at full fine-tuning's peak; "
-            f"{available:.1f} GB were available, so the largest point that fits ({ran} clients) ran"
+    if min(ran.values()) < 2:
+        short = ", ".join(kind for kind, n in ran.items() if n < 2)
+        return {**header, "skipped": f"{available:.1f} GB available: not even 2 clients of {short} fine-tuning fit"}
+    fewer = {kind: n for kind, n in ran.items() if n < clients}
+    if fewer:
+        header["fewer_clients"] = "; ".join(
+            f"{clients} clients of {kind} fine-tuning need about {header['memory_needed_gb'][kind]} GB at its peak, "
+            f"{available:.1f} GB were available, so the largest count that fits ({n} clients) ran"
+            for kind, n in fewer.items()
         )
     load = psutil.getloadavg()
     began = time.time()
-    rows, errors = measure(_suite(ran, rounds, configurations))
+    rows, errors = measure(suite, ran)
     return {
         **header,
         "load_avg_at_start": list(load),
