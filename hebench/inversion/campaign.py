@@ -30,6 +30,7 @@ from hebench.inversion.evaluate import (
     threat_fields,
 )
 from hebench.inversion.evaluate import public as public_record
+from hebench.inversion.memo import Memo
 from hebench.inversion.parallel import RestartPool, shared_pool
 from hebench.inversion.views.conduits import Protocol
 from hebench.protections import AttackerView
@@ -402,10 +403,12 @@ def run_campaign(
         pool = shared_pool(plans[0].workers, plans[0].device)
     before = replace(pool.stats, engines=set()) if pool else None
     submitted: dict[AttackPlan, SubmittedPlan] = {}
+    memo = Memo()  # the dataset, victims' uploads and score maps the plans share, made once
     for plan in plans:
         key = _same_attack(plan)
         if key not in submitted:
-            submitted[key] = submit_plan(plan, pool)
+            submitted[key] = submit_plan(plan, pool, memo)
+    prepared_s = time.perf_counter() - start  # the victims' observations, built on the host before any restart
     summaries = []
     done: dict[AttackPlan, list[dict[str, Any]]] = {}
     for plan in plans:
@@ -433,6 +436,8 @@ def run_campaign(
             {
                 "plans": len(plans),
                 "wall_s": wall,
+                "observations_s": prepared_s,
+                "shared_values": {"made": memo.made, "reused": memo.reused},
                 "workers": pool.workers,
                 "device": pool.device,
                 "engine": ",".join(sorted(pool.stats.engines)) or None,

@@ -29,6 +29,7 @@ from hebench.inversion.attacks import Reconstruction
 from hebench.inversion.attacks.config import ENGINES
 from hebench.inversion.attacks.trap_weights import plant_imprint
 from hebench.inversion.devices import resolve_device
+from hebench.inversion.memo import Memo, digest
 from hebench.inversion.parallel import Pending, RestartPool, shared_pool
 from hebench.inversion.recipes import load_recipe
 from hebench.inversion.scoring.metrics import score, ssim
@@ -37,6 +38,7 @@ from hebench.inversion.views.observation import ATTACKERS, Observation, observe,
 from hebench.models import build_model
 from hebench.models.lenet import dlg_init
 from hebench.protections.selective.mask_source import MASK_SOURCES, selective_mask
+from hebench.protections.selective.masks import local_map
 
 METRICS = ("mse", "psnr", "ssim", "uqi", "vifp", "msssim_upscaled")
 
@@ -151,18 +153,48 @@ def _batches(
     return xs, ys
 
 
-def _observation(plan: AttackPlan, data, model, image: int, model_seed: int) -> tuple[Observation, dict, torch.Tensor]:
+def _selective_mask(
+    plan: AttackPlan,
+    data,
+    model,
+    batch: tuple[torch.Tensor, torch.Tensor],
+    image: int,
+    model_seed: int,
+    memo: Memo,
+    model_key: tuple,
+) -> np.ndarray:
+    """The plan's mask over the victim's update, made once per campaign (plans differ by attacker far more often
+    than by mask), from score maps made once per model and data (one map serves every ratio)."""
+    assert plan.selective is not None
+
+    def score(kind: str, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, seed: int) -> np.ndarray:
+        key = ("map", model_key, kind, seed, digest(x), digest(y))
+        return memo.get(key, lambda: local_map(kind, model, x, y, seed))
+
+    spec, source = plan.selective, plan.mask_source
+    key = ("mask", model_key, repr(spec), source, image, plan.batch_size, plan.round_clients, plan.clients)
+    return memo.get(key, lambda: selective_mask(spec, model, source, batch, data.clients, model_seed, score))
+
+
+def _observation(
+    plan: AttackPlan, data, model, image: int, model_seed: int, memo: Memo | None = None, model_key: tuple = ()
+) -> tuple[Observation, dict, torch.Tensor]:
+    """What the plan's adversary observes of victim batch ``image``; ``memo`` (with the key of ``model``'s weights)
+    shares the victim's upload and score maps with the other plans of a campaign."""
+    if memo is None:
+        memo, model_key = Memo(), ("this plan",)
     local = plan.local
     if local is not None:
         local = replace(local, seed=model_seed)
     if plan.conduit is not None:
-        return _conveyed(plan, data, model, image, model_seed, local)
+        return _conveyed(plan, data, model, image, model_seed, local, memo, model_key)
     xs, ys = _batches(plan, data.clients, image)
-    upload = victim_update(model, xs, ys, local, plan.dp, plan.local_lr, model_seed)
+    # the victim's upload depends on its batch, model and training, not on what the aggregator sees of it
+    made = (model_key, image, plan.batch_size, plan.clients, repr(local), repr(plan.dp), plan.local_lr)
+    upload = memo.get(("upload", made), lambda: victim_update(model, xs, ys, local, plan.dp, plan.local_lr, model_seed))
     mask = None
     if plan.view == "selective":
-        assert plan.selective is not None
-        mask = selective_mask(plan.selective, model, plan.mask_source, (xs[0], ys[0]), data.clients, model_seed)
+        mask = _selective_mask(plan, data, model, (xs[0], ys[0]), image, model_seed, memo, model_key)
     y_all = torch.cat(ys)
     obs = observe(
         model,
@@ -186,7 +218,14 @@ def _observation(plan: AttackPlan, data, model, image: int, model_seed: int) -> 
 
 
 def _conveyed(
-    plan: AttackPlan, data, model, image: int, model_seed: int, local: LocalTraining | None
+    plan: AttackPlan,
+    data,
+    model,
+    image: int,
+    model_seed: int,
+    local: LocalTraining | None,
+    memo: Memo,
+    model_key: tuple,
 ) -> tuple[Observation, dict, torch.Tensor]:
     """The observation an adversary obtains through the mode's real protocol code (:mod:`~.conduits`)."""
     from hebench.inversion.views.conduits import convey
@@ -194,7 +233,7 @@ def _conveyed(
     xs, ys = _batches(plan, data.clients, image, max(plan.round_clients, plan.clients))
     mask = None  # a selective configuration's: its clients encrypt those coordinates in the live round
     if plan.view == "selective" and plan.selective is not None:
-        mask = selective_mask(plan.selective, model, plan.mask_source, (xs[0], ys[0]), data.clients, model_seed)
+        mask = _selective_mask(plan, data, model, (xs[0], ys[0]), image, model_seed, memo, model_key)
     got = convey(plan, model, xs, ys, local, model_seed, mask)
     seen = got.clients or plan.clients  # a red-team view may hold fewer clients' updates than the plan's
     if got.encrypted is not None and got.gradients is not None:  # the adversary read the plaintext part only
@@ -252,11 +291,14 @@ class SubmittedPlan:
         return out
 
 
-def submit_plan(plan: AttackPlan, pool: RestartPool | None = None) -> SubmittedPlan:
+def submit_plan(plan: AttackPlan, pool: RestartPool | None = None, memo: Memo | None = None) -> SubmittedPlan:
     """Build the plan's observations and queue its restarts in ``pool`` (sent when a result is first asked for,
-    so that the restarts of several plans submitted in turn share batches)."""
+    so that the restarts of several plans submitted in turn share batches); ``memo`` keeps the dataset, the
+    victims' uploads and score maps for the next plans of a campaign."""
     plan.check()
-    data = load_federated(plan.data, plan.seed)
+    memo = memo or Memo()
+    data_key = (plan.data.model_dump_json(), plan.seed)
+    data = memo.get(("data", data_key), lambda: load_federated(plan.data, plan.seed))
     cfg = load_recipe(plan.attack)
     if plan.steps:
         cfg = replace(cfg, steps=plan.steps)
@@ -270,7 +312,8 @@ def submit_plan(plan: AttackPlan, pool: RestartPool | None = None) -> SubmittedP
             model = init_model(plan.model, data.input_shape, data.num_classes, model_seed, plan.hidden)
             if cfg.imprint is not None:  # a malicious server: its trap weights, bins from its public (test) data
                 model = plant_imprint(model, data.input_shape, data.test_x, cfg.imprint)
-            obs, info, x_all = _observation(plan, data, model, image, model_seed)
+            model_key = (plan.model, plan.hidden, data_key, model_seed, repr(cfg.imprint))
+            obs, info, x_all = _observation(plan, data, model, image, model_seed, memo, model_key)
             record: dict[str, Any] = {
                 "plan": plan.name,
                 "attack": plan.attack,

@@ -516,6 +516,8 @@ class AttackCampaignRecord(Record):
     batch_size: int | None = None  # the largest batch of restarts run together
     restarts: int | None = None  # restarts run (attacks reused across plans counted once)
     restarts_per_s: float | None = None  # restarts over the campaign's wall time
+    observations_s: float | None = None  # of wall_s, building the victims' observations on the host
+    shared_values: dict[str, int] | None = None  # datasets, uploads and score maps made, and reused across plans
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,6 +4,8 @@ GPT-2-small suite's configurations on ``gpt2_tiny``, 2 clients, 2 rounds): behav
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import yaml
 
@@ -11,6 +13,7 @@ import hebench.bench.language as language_study
 from hebench.bench.language import (
     CLIENT_GB,
     FIXED_GB,
+    GB,
     _suite,
     clients_that_fit,
     configuration_row,
@@ -155,3 +158,20 @@ def test_the_study_runs_the_configurations_asked_for_and_names_the_choices_when_
 def test_the_study_refuses_a_run_without_a_steady_round():
     with pytest.raises(ParameterError, match="warm-up"):
         language(clients=2, rounds=1)
+
+
+def test_each_fine_tuning_kind_runs_with_the_most_clients_its_own_peak_leaves_room_for(monkeypatch):
+    available = FIXED_GB + 8 * CLIENT_GB["lora"] + 0.1  # 8 LoRA clients fit; full fine-tuning's fewer
+    monkeypatch.setattr(language_study.psutil, "virtual_memory", lambda: SimpleNamespace(available=available * GB))
+    asked: dict = {}
+
+    def measure(suite, clients):
+        asked.update(clients)
+        return [], {}
+
+    monkeypatch.setattr(language_study, "measure", measure)
+    out = language(clients=8, rounds=2)
+    full = clients_that_fit(8, available, needs_full=True)
+    assert asked == out["clients"] == {"lora": 8, "full": full} and full < 8
+    said = out["fewer_clients"]
+    assert said.startswith("8 clients of full fine-tuning need about") and "lora" not in said

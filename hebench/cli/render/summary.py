@@ -112,14 +112,18 @@ def _quality(row: SummaryRow, text: bool) -> str:
 
 
 def _language_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
-    """Language models: what each update carries, and the held-out perplexity after the first and last rounds."""
+    """Language models: what each update carries, the held-out perplexity after the first and last rounds, and
+    (where a configuration adds DP noise) the ε its clients had spent by the last round."""
+    dp = any(r.dp_epsilon is not None for r in rows)
     table = _table(
         "held-out next-token quality (first and last round) and update size",
         "config",
-        ("fine-\ntuning", "update\nvalues", "perplexity\nfirst", "perplexity\nlast", "loss\nlast"),
+        ("fine-\ntuning", "update\nvalues", "perplexity\nfirst", "perplexity\nlast", "loss\nlast")
+        + (("DP ε\n(at its δ)",) if dp else ()),
     )
     for r in rows:
         ft = r.fine_tuning or {}
+        epsilon = (U.MISSING if r.dp_epsilon is None else f"{r.dp_epsilon:.3g}",) if dp else ()
         table.add_row(
             keys[r.config],
             f"lora r={ft.get('rank')}" if ft.get("kind") == "lora" else str(ft.get("kind", U.MISSING)),
@@ -127,6 +131,7 @@ def _language_table(rows: Sequence[SummaryRow], keys: dict[str, str]) -> Table:
             U.MISSING if r.first_perplexity is None else f"{r.first_perplexity:.4g}",
             U.MISSING if r.perplexity is None else f"{r.perplexity:.4g}",
             U.MISSING if r.loss is None else f"{r.loss:.4f}",
+            *epsilon,
         )
     return table
 

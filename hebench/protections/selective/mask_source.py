@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -24,6 +25,8 @@ from hebench.protections.selective.spec import SelectiveSpec
 
 MaskSource = Literal["sample", "local", "global"]
 MASK_SOURCES: tuple[str, ...] = ("sample", "local", "global")
+# (kind, model, x, y, seed) -> a client's score map, as :func:`~hebench.protections.selective.masks.local_map`
+ScoreMap = Callable[[str, torch.nn.Module, torch.Tensor, torch.Tensor, int], np.ndarray]
 
 
 def selective_mask(
@@ -33,18 +36,20 @@ def selective_mask(
     batch: tuple[torch.Tensor, torch.Tensor],
     clients: tuple[ClientData, ...],
     seed: int,
+    score: ScoreMap = local_map,
 ) -> np.ndarray:
-    """The flat mask (``True``: encrypted) for the victim ``clients[0]`` attacked on ``batch``."""
+    """The flat mask (``True``: encrypted) for the victim ``clients[0]`` attacked on ``batch``; ``score`` makes
+    each client's score map (a campaign passes one that remembers the maps its plans share)."""
     if spec.mask == "layers":
         return layer_mask(model, spec.layers)
     if source == "sample":
-        scores = local_map(spec.mask, model, batch[0], batch[1], seed)
+        scores = score(spec.mask, model, batch[0], batch[1], seed)
     elif source == "local":
         victim = clients[0]
-        scores = local_map(spec.mask, model, victim.x[: spec.samples], victim.y[: spec.samples], seed)
+        scores = score(spec.mask, model, victim.x[: spec.samples], victim.y[: spec.samples], seed)
     elif source == "global":
         scores = sum(  # type: ignore[assignment]
-            local_map(spec.mask, model, c.x[: spec.samples], c.y[: spec.samples], seed) for c in clients
+            score(spec.mask, model, c.x[: spec.samples], c.y[: spec.samples], seed) for c in clients
         )
     else:
         raise ParameterError(f"mask source {source!r} is unknown", f"use one of {', '.join(MASK_SOURCES)}")
