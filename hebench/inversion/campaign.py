@@ -403,7 +403,7 @@ def run_campaign(
         pool = shared_pool(plans[0].workers, plans[0].device)
     before = replace(pool.stats, engines=set()) if pool else None
     submitted: dict[AttackPlan, SubmittedPlan] = {}
-    memo = Memo()  # the dataset, victims' uploads and score maps the plans share, made once
+    memo = Memo()  # the dataset, victims' uploads, score maps and masks the plans share, made once
     for plan in plans:
         key = _same_attack(plan)
         if key not in submitted:

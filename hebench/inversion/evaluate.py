@@ -180,7 +180,7 @@ def _observation(
     plan: AttackPlan, data, model, image: int, model_seed: int, memo: Memo | None = None, model_key: tuple = ()
 ) -> tuple[Observation, dict, torch.Tensor]:
     """What the plan's adversary observes of victim batch ``image``; ``memo`` (with the key of ``model``'s weights)
-    shares the victim's upload and score maps with the other plans of a campaign."""
+    shares the victim's upload, score maps and masks with the other plans of a campaign."""
     if memo is None:
         memo, model_key = Memo(), ("this plan",)
     local = plan.local
@@ -294,7 +294,7 @@ class SubmittedPlan:
 def submit_plan(plan: AttackPlan, pool: RestartPool | None = None, memo: Memo | None = None) -> SubmittedPlan:
     """Build the plan's observations and queue its restarts in ``pool`` (sent when a result is first asked for,
     so that the restarts of several plans submitted in turn share batches); ``memo`` keeps the dataset, the
-    victims' uploads and score maps for the next plans of a campaign."""
+    victims' uploads, score maps and masks for the next plans of a campaign."""
     plan.check()
     memo = memo or Memo()
     data_key = (plan.data.model_dump_json(), plan.seed)
