@@ -29,9 +29,10 @@ def test_raw_dlg_recovers_a_single_image():
     assert rec["grad_loss"] == min(x for x in rec["restart_losses"] if math.isfinite(x))
 
 
-@pytest.mark.slow  # 4 restarts of 300 L-BFGS steps on RGB LeNet: minutes on 2 shared cores
+@pytest.mark.slow  # 2 restarts of 300 L-BFGS steps on RGB LeNet (of 4, the third stalls at loss 736; both of these
+# reach 6e-6): about a minute on 2 cores
 def test_raw_dlg_recovers_a_natural_image_patch():
-    plan = AttackPlan(data=DataSpec(dataset="natural", clients=1), images=1, seeds=1, restarts=4, workers=2)
+    plan = AttackPlan(data=DataSpec(dataset="natural", clients=1), images=1, seeds=1, restarts=2, workers=2)
     (rec,) = run_plan(plan)
     assert rec["ssim"] >= 0.9 and rec["label_source"] == "optimised"
     assert rec["grad_loss"] == min(x for x in rec["restart_losses"] if math.isfinite(x))
