@@ -1,9 +1,9 @@
 """What a campaign computes once for all its plans: datasets, victims' uploads, selective score maps and masks.
 
-The plans of a campaign (``hebench attack --full``: 72 distinct plans) differ in what the aggregator sees (mask,
-ratio, attacker) far more often than in what the victim computes: the dataset, the victim's upload, the score map
-a selective mask is cut from and the mask itself are the same for many of them, and were made again for each
-(``hebench attack --full --dry-run``: 17.1 s of campaign before, 7.5 s with them shared, the records identical).
+The plans of a campaign (``hebench attack --full``: 72 plans, 56 distinct attacks) differ in what the aggregator
+sees (mask, ratio, attacker) far more often than in what the victim computes: the dataset, the victim's upload, the
+score map a selective mask is cut from and the mask itself are the same for many of them, and were made again for
+each (``hebench attack --full --dry-run``: 17.1 s of campaign before, 7.5 s with them shared, the records identical).
 Values are shared, not copied: whoever reads one must not change it in place.
 """
 
