@@ -39,7 +39,7 @@ class BatchedObjective:
             soft = z.softmax(-1)
             grads, lm = grad_and_value(lm_loss)(matched, soft)
             flat = torch.cat([grads[n].reshape(-1) for n in names])
-            seen = flat.index_select(0, targets.visible)
+            seen = targets.seen(flat)
             return distance(kind, seen, targets.observed, l1) + prior * lm
 
         self._fn = vmap(grad_and_value(restart_loss), randomness="different")

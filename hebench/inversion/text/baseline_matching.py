@@ -22,11 +22,15 @@ class Targets:
 
     names: tuple[str, ...]
     observed: torch.Tensor
-    visible: torch.Tensor  # (seen,) int64
+    visible: torch.Tensor | None  # (seen,) int64; None: every coordinate
 
     @property
     def empty(self) -> bool:
-        return not self.names or self.visible.numel() == 0
+        return not self.names or self.observed.numel() == 0
+
+    def seen(self, flat: torch.Tensor) -> torch.Tensor:
+        """The visible coordinates of ``flat``, a concatenation of the parameters' flattened gradients."""
+        return flat if self.visible is None else flat.index_select(0, self.visible)
 
 
 def targets_of(obs: TextObservation, model: torch.nn.Module, device: torch.device) -> Targets:
@@ -43,8 +47,10 @@ def targets_of(obs: TextObservation, model: torch.nn.Module, device: torch.devic
         values.append(value.detach().reshape(-1).float().cpu())
         masks.append(torch.ones(value.numel(), dtype=torch.bool) if mask is None else mask.reshape(-1).bool().cpu())
     if not names:
-        return Targets((), torch.zeros(0, device=device), torch.zeros(0, dtype=torch.long, device=device))
+        return Targets((), torch.zeros(0, device=device), None)
     flat_mask = torch.cat(masks)
+    if bool(flat_mask.all()):
+        return Targets(tuple(names), torch.cat(values).to(device), None)
     visible = flat_mask.nonzero().reshape(-1)
     return Targets(tuple(names), torch.cat(values)[flat_mask].to(device), visible.to(device))
 

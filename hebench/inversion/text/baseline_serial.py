@@ -36,7 +36,7 @@ class SerialObjective:
             flat = torch.cat(
                 [(torch.zeros_like(p) if g is None else g).reshape(-1) for p, g in zip(self.params, grads, strict=True)]
             )
-            seen = flat.index_select(0, self.targets.visible)
+            seen = self.targets.seen(flat)
             losses.append(distance(self.kind, seen, self.targets.observed, self.l1) + self.prior * lm)
         total = torch.stack(losses)
         if not bool(torch.isfinite(total).all()):
