@@ -109,17 +109,19 @@ def _is_text(
 
     if not is_text_target(target, set_):
         return False
-    usable = ("attack_name", "batch_size", "images")
+    usable = ("attack_name", "batch_size", "images", "mask_source")
     refused = [n for n in _given(ctx, [*WHAT_WAS_SEEN, *HOW_TO_ATTACK]) if n not in usable]
     if refused:
         raise ParameterError(
             f"{_option(refused[0])} does not apply to a language-model suite or run",
-            "its views are its configurations'; give --attack span|optimisation, --batch-size, --images (batches)",
+            "its views are its configurations'; give --attack span|optimisation, --batch-size, --images (batches), "
+            "--mask-source sample,local,global",
         )
     sizes = [values["batch_size"]] if given_on_command_line(ctx, "batch_size") else None
     batches = values["images"] if given_on_command_line(ctx, "images") else None
     attack = values["attack_name"] if given_on_command_line(ctx, "attack_name") else None
-    result = run_text_attack(target, set_, sizes, batches, attack, out)
+    sources = split_list(values["mask_source"]) if given_on_command_line(ctx, "mask_source") else None
+    result = run_text_attack(target, set_, sizes, batches, attack, out, sources)
     if fmt is OutputFormat.json:
         print_json(result)
         return True
@@ -211,7 +213,11 @@ def attack(
     attacker: str = typer.Option(
         "mask-aware", help="selective attackers, comma-separated: mask-aware, fedml-he-zeros, fedml-he-noise"
     ),
-    mask_source: str = typer.Option("local", help="sensitivity from the attacked sample, local data, or global map"),
+    mask_source: str = typer.Option(
+        "local",
+        help="sensitivity from the attacked sample, local data, or global map (comma-separated; a language-model "
+        "suite or run: default its text_leakage.mask_sources, global as its run agrees)",
+    ),
     model: str = typer.Option("lenet", help="model the victim trains (DLG's sigmoid LeNet by default)"),
     dataset: str = typer.Option("digits", help="digits, natural, cifar10, cifar100, femnist, ..."),
     data_path: str | None = typer.Option(None, help="local dataset folder (femnist, CIFAR pickles)"),

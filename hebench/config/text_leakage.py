@@ -20,6 +20,9 @@ class TextLeakageSpec(Frozen):
     # victim batch sizes, in blocks: one block is the exact attack's best case (the fewest inputs behind the span)
     batch_sizes: tuple[Annotated[int, Field(ge=1, le=128)], ...] = Field((1,), min_length=1)
     batches: int = Field(1, ge=1, le=64)  # victim batches per batch size (sequences scored: batches x batch size)
+    # whose data a selective sensitivity mask is made from: global (every client's map summed, as the run agrees
+    # its mask: the default), local (the victim's own map), sample (the attacked batch's); one view per source
+    mask_sources: tuple[Literal["sample", "local", "global"], ...] = Field(("global",), min_length=1)
 
 
 def text_leakage_shorthand(value: object) -> object:
@@ -29,7 +32,8 @@ def text_leakage_shorthand(value: object) -> object:
         return {"enabled": value}
     if value is not None and not isinstance(value, (Mapping, TextLeakageSpec)):
         raise ValueError(
-            f"text_leakage is true, false or a block {{enabled, attack, batch_sizes, batches}}, got {value!r:.40}: "
+            "text_leakage is true, false or a block {enabled, attack, batch_sizes, batches, mask_sources}, "
+            f"got {value!r:.40}: "
             "write e.g. text_leakage: false, or text_leakage: {batch_sizes: [1, 2]}"
         )
     return value

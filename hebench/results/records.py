@@ -526,10 +526,11 @@ class _TextScores(Record):
 
     config: str  # the configuration attacked
     adversary: str  # aggregator, colluding client, one share holder, all share holders
-    view: str  # plain, dp, encrypted, selective, secagg-sum, model-inconsistency, host-he-colluder, shares-1, ...
+    view: str  # plain, dp, encrypted, selective-global, dp+secagg-sum, model-inconsistency, host-he-colluder, ...
     batch_size: int  # the victim's blocks
     sequences: int  # references scored
     exact: int  # references recovered exactly (same tokens, same order)
+    mask_source: str | None = None  # a sensitivity-masked selective view's: sample, local or global
     exact_rate: float | None = None
     exact_low: float | None = None  # Wilson 95 % over sequences
     exact_high: float | None = None

@@ -2,13 +2,16 @@
 
 For every configuration (a TEE configuration is not attacked: its enclave is trusted) the aggregator's view and
 the single-update threat models the mode defines are rebuilt through the protections' own code
-(:mod:`.views`): ``plain`` (the raw mode, also over TLS, which ends at the aggregator), ``dp`` (client-level DP on a raw
-upload), ``encrypted`` (host-HE, offload, decryptor-HE: the aggregator holds ciphertext) and host-HE's colluding
-client, ``selective`` (the configuration's mask over the victim's update, known to the adversary), secagg's sum
-of the round's clients and its model-inconsistency attack, secret sharing's one holder and all K holders. The
-victim is client 0 with ``batch`` of its blocks; it trains as the suite says (local steps, learning rate,
-optimiser) on that batch and uploads its weights. Each view is attacked with the exact span attack (or the
-optimisation baseline) and scored against the victim's blocks (:mod:`hebench.inversion.scoring.text`).
+(:mod:`.views`): ``plain`` (the raw mode, also over TLS, which ends at the aggregator), ``encrypted`` (host-HE,
+offload, decryptor-HE: the aggregator holds ciphertext) and host-HE's colluding client, ``selective-<source>``
+(the configuration's mask made from each mask source's data, :mod:`.masks`, over the victim's update, known to
+the adversary; ``selective`` for a mask that does not depend on data), secagg's sum of the round's clients and
+its model-inconsistency attack, secret sharing's one holder and all K holders. A configuration with client-level
+DP gives its mode's views, each carrying the privatized uploads (``dp`` for the raw mode's, ``dp+<view>`` for
+the others; the views that carry nothing keep their names). The victim is client 0 with ``batch`` of its blocks;
+it trains as the suite says (local steps, learning rate, optimiser) on that batch and uploads its weights. Each
+view is attacked with the exact span attack (or the optimisation baseline) and scored against the victim's blocks
+(:mod:`hebench.inversion.scoring.text`).
 """
 
 from __future__ import annotations
@@ -24,13 +27,12 @@ from torch import nn
 from hebench.config import Configuration, Suite
 from hebench.errors import ParameterError
 from hebench.inversion.scoring.text import pool, score_reconstruction
-from hebench.inversion.text.masks import text_mask
+from hebench.inversion.text.masks import Mask, source_mask
 from hebench.inversion.text.observation import TextObservation
 from hebench.inversion.text.result import TextReconstruction
 from hebench.inversion.text.views import (
     TextClient,
     TextTraining,
-    dp_view,
     encrypted_view,
     host_he_colluder_view,
     model_inconsistency_view,
@@ -39,10 +41,16 @@ from hebench.inversion.text.views import (
     selective_view,
     shares_view,
 )
+from hebench.protections.dp.noise import NoiseSource
+from hebench.protections.selective.mask_source import MASK_SOURCES
 from hebench.protections.spec import AttackerView, KeyHolders
 from hebench.protections.threats import Conduit
 
 EXAMPLES = 3  # sequences per view shown beside the original
+
+
+DEFAULT_MASK_SOURCES = ("global",)  # what a run's clients agree on (every client's map summed)
+UNOBSERVED = ("encrypted", "shares-1")  # views that carry no update, with DP or without
 
 
 @dataclass(frozen=True)
@@ -51,21 +59,38 @@ class TextView:
 
     config: str
     adversary: str  # aggregator, colluding client, all share holders, model inconsistency
-    view: str  # raw, dp, encrypted, selective, secagg-sum, host-he-colluder, shares-1, shares-all, ...
+    view: str  # plain, dp, encrypted, selective-global, secagg-sum, dp+secagg-sum, host-he-colluder, shares-1, ...
+    kind: str = ""  # the mode's view it is (plain, selective, secagg-sum, ...; default: ``view``)
+    mask_source: str | None = None  # a data-dependent selective mask's: sample, local or global
+
+    @property
+    def base(self) -> str:
+        return self.kind or self.view
+
+    def fields(self) -> dict[str, Any]:
+        """What a record says of the view."""
+        return {"config": self.config, "adversary": self.adversary, "view": self.view, "mask_source": self.mask_source}
 
 
-def views_of(config: Configuration) -> list[TextView]:
-    """The views a configuration gives (its mode's spec says which): the aggregator's, then the single-update
-    threat models the mode defines (a colluding client holding the clients' key set, all share holders, a lying
-    secagg aggregator's model inconsistency)."""
+def check_mask_sources(sources: Sequence[str]) -> tuple[str, ...]:
+    """``sources`` as given, each a known mask source, at least one."""
+    unknown = [s for s in sources if s not in MASK_SOURCES]
+    if unknown or not sources:
+        raise ParameterError(
+            f"mask source {unknown[0]!r} is unknown" if unknown else "no mask source given",
+            f"use one or more of {', '.join(MASK_SOURCES)} (e.g. --mask-source global,local)",
+        )
+    return tuple(dict.fromkeys(sources))
+
+
+def _mode_views(config: Configuration, sources: Sequence[str]) -> list[TextView]:
+    """The views ``config``'s mode (and selective masks) give, before DP."""
     label, spec = config.label, config.spec
-    if config.tee is not None:
-        return []
     seen = spec.attacker_view
-    if config.dp is not None:
-        return [TextView(label, "aggregator", "dp")] if seen is AttackerView.FULL_UPDATE else []
     if config.selective is not None:
-        return [TextView(label, "aggregator", "selective")]
+        if config.selective.mask != "sensitivity":  # the same mask from any data
+            return [TextView(label, "aggregator", "selective")]
+        return [TextView(label, "aggregator", f"selective-{s}", "selective", s) for s in sources]
     conduits = {rule.conduit for rule in spec.conduits}
     if seen is AttackerView.FULL_UPDATE:
         return [TextView(label, "aggregator", "plain")]
@@ -84,14 +109,31 @@ def views_of(config: Configuration) -> list[TextView]:
     return []
 
 
+def _privatized(view: TextView) -> TextView:
+    """``view`` of a DP configuration: the same adversary, reading its clients' privatized uploads."""
+    if view.base in UNOBSERVED:
+        return view
+    name = "dp" if view.base == "plain" else f"dp+{view.view}"
+    return TextView(view.config, view.adversary, name, view.base, view.mask_source)
+
+
+def views_of(config: Configuration, mask_sources: Sequence[str] = DEFAULT_MASK_SOURCES) -> list[TextView]:
+    """The views a configuration gives (its mode's spec says which): the aggregator's, then the single-update
+    threat models the mode defines (a colluding client holding the clients' key set, all share holders, a lying
+    secagg aggregator's model inconsistency); a sensitivity-masked selective configuration's once per mask source;
+    with client-level DP, each reading the privatized uploads."""
+    if config.tee is not None:
+        return []
+    views = _mode_views(config, check_mask_sources(mask_sources))
+    return [_privatized(v) for v in views] if config.dp is not None else views
+
+
 def skipped_of(config: Configuration) -> str | None:
     """Why a configuration gives no view here (None: it gives some)."""
     if views_of(config):
         return None
     if config.tee is not None:
         return f"{config.label}: a TEE configuration (its enclave is trusted) is not attacked"
-    if config.dp is not None:
-        return f"{config.label}: DP on mode {config.mode} has no text view yet (only DP on plaintext uploads)"
     return f"{config.label}: mode {config.mode} has no text view yet"
 
 
@@ -107,32 +149,62 @@ def training_of(suite: Suite, batch: int) -> TextTraining:
     return TextTraining(steps, batch, spec.lr, "weights", suite.seed, optimiser)
 
 
+def mask_of(
+    view: TextView,
+    config: Configuration,
+    model: nn.Module,
+    attacked: TextClient,
+    held: Sequence[TextClient],
+    seed: int,
+) -> Mask:
+    """The selective mask ``view`` reads through: the configuration's, from its mask source's data (``attacked``:
+    the victim's batch; ``held``: every client's blocks, the victim's first)."""
+    assert config.selective is not None
+    spec = config.selective
+    return source_mask(
+        spec,
+        model,
+        view.mask_source or "global",
+        (attacked.blocks, attacked.labels),
+        [(c.blocks, c.labels) for c in held],
+        seed,
+    )
+
+
 def observe(
-    view: TextView, config: Configuration, model: nn.Module, clients: Sequence[TextClient], training: TextTraining
+    view: TextView,
+    config: Configuration,
+    model: nn.Module,
+    clients: Sequence[TextClient],
+    training: TextTraining,
+    mask: Mask | None = None,
+    noise: NoiseSource | None = None,
 ) -> TextObservation:
-    """Build ``view``'s observation of the victim ``clients[0]`` (the others: the rest of its round)."""
-    victim = clients[0]
-    if view.view == "plain":
-        return raw_view(model, victim, training)
-    if view.view == "dp":
-        assert config.dp is not None
-        return dp_view(model, victim, training, config.dp)
-    if view.view == "encrypted":
+    """Build ``view``'s observation of the victim ``clients[0]`` (the others: the rest of its round); ``mask``: a
+    selective view's (:func:`mask_of`). A DP configuration's clients privatize their uploads (``noise``: secret to
+    them unless a test passes a seeded source)."""
+    victim, dp, kind = clients[0], config.dp, view.base
+    if kind == "plain":
+        return raw_view(model, victim, training, dp, noise)
+    if kind == "encrypted":
         return encrypted_view(model, victim, training, config.spec.name)
-    if view.view == "host-he-colluder":
-        return host_he_colluder_view(model, victim, training, config.adapter or "tenseal-ckks", config.params)
-    if view.view == "selective":
+    if kind == "host-he-colluder":
+        adapter = config.adapter or "tenseal-ckks"
+        return host_he_colluder_view(model, victim, training, adapter, config.params, dp, noise)
+    if kind == "selective":
         sel = config.selective
         assert sel is not None
-        mask = text_mask(model, sel.mask, sel.ratio, victim.blocks, samples=sel.samples, layers=sel.layers)
-        return selective_view(model, victim, training, mask, f"{sel.mask}-{sel.ratio:g}")
-    if view.view == "secagg-sum":
-        return secagg_sum_view(model, list(clients), training, config.params)
-    if view.view == "model-inconsistency":
-        return model_inconsistency_view(model, list(clients), training, config.params)
-    if view.view.startswith("shares-"):
+        if mask is None:
+            raise ParameterError("a selective view needs its mask", "pass mask_of(view, ...)")
+        source = f"-{view.mask_source}" if view.mask_source else ""
+        return selective_view(model, victim, training, mask, f"{sel.mask}-{sel.ratio:g}{source}", dp, noise)
+    if kind == "secagg-sum":
+        return secagg_sum_view(model, list(clients), training, config.params, dp, noise)
+    if kind == "model-inconsistency":
+        return model_inconsistency_view(model, list(clients), training, config.params, dp, noise)
+    if kind.startswith("shares-"):
         holders = int(config.params.get("aggregators", 3))
-        return shares_view(model, victim, training, holders if view.view == "shares-all" else 1, config.params)
+        return shares_view(model, victim, training, holders if kind == "shares-all" else 1, config.params, dp, noise)
     raise ParameterError(f"unknown text view {view.view!r}", "use one views_of gives")
 
 
@@ -188,23 +260,31 @@ def attack_views(
     attack: Callable[[TextObservation], TextReconstruction] | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     on_summary: Callable[[dict[str, Any]], None] | None = None,
+    mask_sources: Sequence[str] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Attack every view of every configuration of ``suite`` for each victim batch size; records and summaries.
 
     ``models(config)`` gives the global model the round's updates were computed on; ``blocks`` each client's
-    token blocks. Returns the summaries (one per configuration, view and batch size, each also handed to
-    ``on_summary`` when made; ``on_record`` gets each victim batch's) and the notes (skipped configurations)."""
+    token blocks; ``mask_sources``: whose data a sensitivity mask comes from (None: the suite's ``text_leakage``
+    block's, by default ``global``, the mask a run agrees). Returns the summaries (one per configuration, view and
+    batch size, each also handed to ``on_summary`` when made; ``on_record`` gets each victim batch's) and the notes
+    (skipped configurations)."""
     from hebench.inversion.text.span_attack import span_attack
 
     attack = attack or span_attack
+    if mask_sources is None:
+        mask_sources = suite.text_leakage.mask_sources if suite.text_leakage is not None else DEFAULT_MASK_SOURCES
+    sources = check_mask_sources(mask_sources)
     per_round = suite.training.clients_per_round or len(blocks)
+    held = [TextClient(b) for b in blocks]  # each client's own blocks: the local and global masks' data
     notes = [n for c in suite.configurations if (n := skipped_of(c)) is not None]
     summaries = []
     for config in suite.configurations:
-        views = views_of(config)
+        views = views_of(config, sources)
         if not views:
             continue
         model = models(config)
+        masks: dict[str | None, Mask] = {}  # the masks that do not depend on the attacked batch, made once
         for batch in batch_sizes:
             training = training_of(suite, batch)
             for view in views:
@@ -212,7 +292,16 @@ def attack_views(
                 for index in range(batches):
                     round_clients = victims(blocks, batch, index, per_round).clients
                     started = time.perf_counter()
-                    obs = observe(view, config, model, round_clients, training)
+                    mask = None
+                    if view.base == "selective":
+                        if view.mask_source == "sample":
+                            mask = mask_of(view, config, model, round_clients[0], held, suite.seed)
+                        else:
+                            key = view.mask_source
+                            if key not in masks:
+                                masks[key] = mask_of(view, config, model, round_clients[0], held, suite.seed)
+                            mask = masks[key]
+                    obs = observe(view, config, model, round_clients, training, mask)
                     result = attack(obs)
                     seconds += time.perf_counter() - started
                     references = round_clients[0].blocks.tolist()
@@ -225,7 +314,7 @@ def attack_views(
                     if on_record is not None:
                         on_record(
                             {
-                                **view.__dict__,
+                                **view.fields(),
                                 "batch_size": batch,
                                 "batch": index,
                                 "attack": result.attack,
@@ -241,6 +330,7 @@ def attack_views(
                     "config": view.config,
                     "adversary": view.adversary,
                     "view": view.view,
+                    "mask_source": view.mask_source,
                     "batch_size": batch,
                     "length": blocks[0].shape[1],
                     "steps": training.steps,

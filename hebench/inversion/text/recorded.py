@@ -47,9 +47,11 @@ def record_text_attacks(
     batches: int,
     attack: str,
     write: Callable[[Record], Any],
+    mask_sources: Sequence[str] | None = None,
 ) -> TextCampaign:
     """Attack every view of ``source``'s configurations at each victim batch size; each record handed to ``write``
-    as it is made (a victim batch's, then its view's summary)."""
+    as it is made (a victim batch's, then its view's summary); ``mask_sources``: a selective sensitivity mask's
+    (None: the suite's ``text_leakage`` block's)."""
     started = time.perf_counter()
     name = "span" if attack == "dlg" else attack
     chosen = attack_of(attack)
@@ -70,5 +72,6 @@ def record_text_attacks(
         chosen,
         on_record=lambda r: write(TextAttackRecord.from_json(r, strict=True)),
         on_summary=on_summary,
+        mask_sources=mask_sources,
     )
     return TextCampaign(tuple(out), tuple(notes), time.perf_counter() - started)

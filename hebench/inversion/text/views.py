@@ -10,7 +10,11 @@ FedSGD, DAGER's and DLG's threat model). What travels goes through the protectio
 - ``selective``: the plaintext coordinates only; the adversary knows the mask (agreed in the clear) and reads no
   encrypted coordinate (their values are zeroed here, and :class:`TextObservation` marks them hidden).
 - ``dp``: client-level DP as the client applies it (:func:`hebench.protections.dp.mechanism.privatize_update`:
-  the trained-minus-global update clipped, Gaussian noise added, secret to the client).
+  the trained-minus-global update clipped, Gaussian noise added, secret to the client). A DP configuration of any
+  mode: every view that carries an update carries the privatized one (``dp=``: each client's upload is its
+  global model plus its clipped, noised update, as :meth:`hebench.fl.local_model.LocalModel.train` sends it),
+  through the mode's protocol as without DP; a view that carries nothing (the encrypted aggregator's, one share
+  holder's) still carries nothing.
 - ``secagg-sum``: a real SecAgg+ round of k clients' uploads (:func:`hebench.inversion.views.conduits.secagg`):
   the adversary gets their mean, quantised as the protocol quantises.
 - single-update threat models, each the victim's upload alone through the protocol: ``host-he-colluder`` (a
@@ -80,8 +84,18 @@ def _batches(n: int, training: TextTraining) -> list[torch.Tensor]:
     return batch_order(n, training.steps, training.batch(n), training.seed)
 
 
-def client_upload(model: nn.Module, client: TextClient, training: TextTraining) -> Named:
-    """What the client sends: its trained parameters after E SGD steps, or the gradient of its first batch."""
+def client_upload(
+    model: nn.Module,
+    client: TextClient,
+    training: TextTraining,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
+) -> Named:
+    """What the client sends: its trained parameters after E SGD steps, or the gradient of its first batch; with
+    client-level ``dp`` (a weights upload), the global model plus the trained-minus-global update clipped and
+    noised (``noise``: secret to the client unless a test passes a seeded source)."""
+    if dp is not None:
+        return _privatized(model, client_upload(model, client, _weights(training, dp)), dp, noise or SecretNoise())
     if training.upload == "gradient":
         idx = _batches(len(client.blocks), replace(training, steps=1))[0]
         labels = None if client.labels is None else client.labels[idx]
@@ -100,6 +114,37 @@ def client_upload(model: nn.Module, client: TextClient, training: TextTraining) 
         text_loss(twin, client.blocks[idx], labels).backward()
         opt.step()
     return {name: p.detach().clone() for name, p in trained.items()}
+
+
+def _weights(training: TextTraining, dp: DPSpec | None) -> TextTraining:
+    """Client-level DP privatizes a trained-minus-global update: its client uploads weights (FedAvg)."""
+    if dp is None:
+        return training
+    if dp.level != "client":
+        raise ParameterError("the text views apply client-level DP", "use dp level: client")
+    return replace(training, upload="weights")
+
+
+def _privatized(model: nn.Module, received: Named, dp: DPSpec, noise: NoiseSource) -> Named:
+    """``start + privatize_update(trained - start)`` in float32 over the flat update, as the client computes it."""
+    names = list(received)
+    start = dict(shared_tensors(model))
+    begin = torch.cat([start[n].detach().float().reshape(-1) for n in names]).numpy()
+    trained = torch.cat([received[n].detach().float().reshape(-1) for n in names]).numpy()
+    sent = begin + privatize_update(trained - begin, dp, noise)
+    parts = torch.from_numpy(np.asarray(sent, dtype=np.float32)).split([received[n].numel() for n in names])
+    return {n: p.reshape(received[n].shape) for n, p in zip(names, parts, strict=True)}
+
+
+def _dp_label(view: str, dp: DPSpec | None) -> str:
+    return view if dp is None else f"dp-z{dp.noise_multiplier:g}-c{dp.clip:g}+{view}"
+
+
+def _dp_notes(dp: DPSpec | None, clients: int = 1) -> tuple[str, ...]:
+    if dp is None:
+        return ()
+    who = "its client" if clients == 1 else f"each of its {clients} clients"
+    return (f"client-level DP: every upload clipped to {dp.clip:g} and noised, z={dp.noise_multiplier:g}, by {who}",)
 
 
 def pseudo_gradient(model: nn.Module, received: Named, training: TextTraining) -> Named:
@@ -129,10 +174,19 @@ def _bound(obs: TextObservation, client: TextClient) -> TextObservation:
     return obs if obs.batch_size else replace(obs, batch_size=len(client.blocks))
 
 
-def raw_view(model: nn.Module, client: TextClient, training: TextTraining) -> TextObservation:
-    received = client_upload(model, client, training)
-    obs = _observation(model, pseudo_gradient(model, received, training), client.blocks.shape[1], training, "raw")
-    return _bound(obs, client)
+def raw_view(
+    model: nn.Module,
+    client: TextClient,
+    training: TextTraining,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
+) -> TextObservation:
+    """The upload as sent (with ``dp``: as its client privatized it)."""
+    training = _weights(training, dp)
+    received = client_upload(model, client, training, dp, noise)
+    label = "raw" if dp is None else f"dp-z{dp.noise_multiplier:g}-c{dp.clip:g}"
+    obs = _observation(model, pseudo_gradient(model, received, training), client.blocks.shape[1], training, label)
+    return _bound(replace(obs, notes=_dp_notes(dp)), client)
 
 
 def encrypted_view(
@@ -144,35 +198,34 @@ def encrypted_view(
 
 
 def selective_view(
-    model: nn.Module, client: TextClient, training: TextTraining, encrypted: dict[str, torch.Tensor], label: str
+    model: nn.Module,
+    client: TextClient,
+    training: TextTraining,
+    encrypted: dict[str, torch.Tensor],
+    label: str,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
 ) -> TextObservation:
-    """The plaintext coordinates of the upload (``encrypted``: True where a coordinate is encrypted)."""
-    received = client_upload(model, client, training)
+    """The plaintext coordinates of the upload (``encrypted``: True where a coordinate is encrypted; with ``dp``:
+    of the privatized upload)."""
+    training = _weights(training, dp)
+    received = client_upload(model, client, training, dp, noise)
     update = pseudo_gradient(model, received, training)
     visible = {n: ~encrypted[n].bool() for n in update}
     hidden = {n: torch.where(visible[n], t, torch.zeros((), dtype=t.dtype)) for n, t in update.items()}
     share = sum(int(v.sum()) for v in visible.values()) / sum(v.numel() for v in visible.values())
-    obs = _observation(model, hidden, client.blocks.shape[1], training, f"selective-{label}", visible=visible)
+    length = client.blocks.shape[1]
+    obs = _observation(model, hidden, length, training, _dp_label(f"selective-{label}", dp), visible=visible)
     note = f"{1 - share:.1%} of the update encrypted ({label}); the mask is known"
-    return _bound(replace(obs, notes=(note,)), client)
+    return _bound(replace(obs, notes=(note, *_dp_notes(dp))), client)
 
 
 def dp_view(
     model: nn.Module, client: TextClient, training: TextTraining, spec: DPSpec, noise: NoiseSource | None = None
 ) -> TextObservation:
-    """Client-level DP as the client applies it: the trained-minus-global update clipped and noised."""
-    if spec.level != "client":
-        raise ParameterError("the text views apply client-level DP", "use dp level: client")
-    weights = replace(training, upload="weights")
-    received = client_upload(model, client, weights)
-    names = list(received)
-    start = dict(shared_tensors(model))
-    delta = torch.cat([(received[n] - start[n].detach()).reshape(-1) for n in names]).numpy()
-    noisy = privatize_update(delta, spec, noise if noise is not None else SecretNoise())
-    parts = torch.from_numpy(np.asarray(noisy, dtype=np.float64)).split([received[n].numel() for n in names])
-    update = {n: -p.reshape(received[n].shape) / training.lr for n, p in zip(names, parts, strict=True)}
-    obs = _observation(model, update, client.blocks.shape[1], weights, f"dp-z{spec.noise_multiplier:g}-c{spec.clip:g}")
-    return _bound(obs, client)
+    """Client-level DP on a plaintext upload: the trained-minus-global update clipped and noised (:func:`raw_view`
+    with ``dp``)."""
+    return raw_view(model, client, training, spec, noise)
 
 
 def _flat(update: Named) -> tuple[torch.Tensor, ...]:
@@ -184,20 +237,27 @@ def _named(like: Named, tensors: tuple[torch.Tensor, ...]) -> Named:
 
 
 def secagg_sum_view(
-    model: nn.Module, clients: list[TextClient], training: TextTraining, params: dict | None = None
+    model: nn.Module,
+    clients: list[TextClient],
+    training: TextTraining,
+    params: dict | None = None,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
 ) -> TextObservation:
-    """A real SecAgg+ round of every client's upload (the victim first): the adversary holds their mean."""
+    """A real SecAgg+ round of every client's upload (the victim first; with ``dp``: each privatized by its
+    client): the adversary holds their mean."""
     from hebench.inversion.views.conduits import Protocol, model_digest, secagg
 
-    uploads = [client_upload(model, c, training) for c in clients]
+    training = _weights(training, dp)
+    uploads = [client_upload(model, c, training, dp, noise) for c in clients]
     digests = [model_digest(model)] * len(clients)
     conveyed = secagg(Protocol("secagg", "plain", params or {}), [_flat(u) for u in uploads], digests=digests)
-    length = clients[0].blocks.shape[1]
+    length, label = clients[0].blocks.shape[1], _dp_label(f"secagg-sum-{len(clients)}", dp)
     if conveyed.gradients is None:
-        obs = _observation(model, None, length, training, f"secagg-sum-{len(clients)}")
+        obs = _observation(model, None, length, training, label)
         return replace(obs, notes=(conveyed.detected or "the round gave nothing",))
     mean = pseudo_gradient(model, _named(uploads[0], conveyed.gradients), training)
-    obs = _observation(model, mean, length, training, f"secagg-sum-{len(clients)}", clients=len(clients))
+    obs = _observation(model, mean, length, training, label, clients=len(clients), notes=_dp_notes(dp, len(clients)))
     return obs if obs.batch_size else replace(obs, batch_size=max(len(c.blocks) for c in clients))
 
 
@@ -207,31 +267,46 @@ def host_he_colluder_view(
     training: TextTraining,
     adapter: str = "tenseal-ckks",
     params: dict | None = None,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
 ) -> TextObservation:
-    """host-HE with a colluding client: its key set (every client's) decrypts the victim's real ciphertext."""
+    """host-HE with a colluding client: its key set (every client's) decrypts the victim's real ciphertext (with
+    ``dp``: of the privatized upload, as the victim encrypts it)."""
     from hebench.inversion.views.conduits import Protocol, he_key
 
-    received = client_upload(model, client, training)
+    training = _weights(training, dp)
+    received = client_upload(model, client, training, dp, noise)
     conveyed = he_key(Protocol("host-he", adapter, params or {}), _flat(received))
     assert conveyed.gradients is not None
     update = pseudo_gradient(model, _named(received, conveyed.gradients), training)
-    return _bound(_observation(model, update, client.blocks.shape[1], training, f"host-he-colluder-{adapter}"), client)
+    label = _dp_label(f"host-he-colluder-{adapter}", dp)
+    obs = _observation(model, update, client.blocks.shape[1], training, label, notes=_dp_notes(dp))
+    return _bound(obs, client)
 
 
 def shares_view(
-    model: nn.Module, client: TextClient, training: TextTraining, holders: int, params: dict | None = None
+    model: nn.Module,
+    client: TextClient,
+    training: TextTraining,
+    holders: int,
+    params: dict | None = None,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
 ) -> TextObservation:
-    """Secret sharing: ``holders`` of the K share holders add their shares (all K: the update; fewer: nothing)."""
+    """Secret sharing: ``holders`` of the K share holders add their shares (all K: the update, privatized with
+    ``dp``; fewer: nothing)."""
     from hebench.inversion.views.conduits import Protocol, shares
 
-    received = client_upload(model, client, training)
+    training = _weights(training, dp)
+    received = client_upload(model, client, training, dp, noise)
     conveyed = shares(Protocol("secret-sharing", "plain", params or {}), _flat(received), holders)
     length = client.blocks.shape[1]
     if conveyed.gradients is None:
         obs = _observation(model, None, length, training, f"shares-{holders}")
         return _bound(replace(obs, notes=("fewer than all share holders: uniform words",)), client)
     update = pseudo_gradient(model, _named(received, conveyed.gradients), training)
-    return _bound(_observation(model, update, length, training, f"shares-{holders}"), client)
+    obs = _observation(model, update, length, training, _dp_label(f"shares-{holders}", dp), notes=_dp_notes(dp))
+    return _bound(obs, client)
 
 
 def dead_language_model(model: nn.Module) -> nn.Module:
@@ -256,23 +331,30 @@ def dead_language_model(model: nn.Module) -> nn.Module:
 
 
 def model_inconsistency_view(
-    model: nn.Module, clients: list[TextClient], training: TextTraining, params: dict | None = None
+    model: nn.Module,
+    clients: list[TextClient],
+    training: TextTraining,
+    params: dict | None = None,
+    dp: DPSpec | None = None,
+    noise: NoiseSource | None = None,
 ) -> TextObservation:
     """secagg with model inconsistency: the victim (first) gets the real model, the others a dead one, and every
     upload goes through a real round. The round's result divided by the victim's weight is the sum of the uploads;
     the adversary subtracts what the dead models upload apart from their own moving tensors (their starting
-    weights, for a weights upload; nothing, for a gradient) and leaves the final LayerNorm out."""
+    weights, for a weights upload; nothing, for a gradient) and leaves the final LayerNorm out. With ``dp`` every
+    client privatizes its upload: the others' noise stays in the sum (the adversary cannot remove it)."""
     from hebench.inversion.views.conduits import Protocol, model_digest, secagg
 
+    training = _weights(training, dp)
     dead = dead_language_model(model)
-    victim = client_upload(model, clients[0], training)
-    others = [client_upload(dead, c, training) for c in clients[1:]]
+    victim = client_upload(model, clients[0], training, dp, noise)
+    others = [client_upload(dead, c, training, dp, noise) for c in clients[1:]]
     digests = [model_digest(model)] + [model_digest(dead)] * len(others)
     sent = [_flat(victim)] + [_flat(u) for u in others]
     conveyed = secagg(Protocol("secagg", "plain", params or {}), sent, digests=digests, isolate=True)
-    length = clients[0].blocks.shape[1]
+    length, label = clients[0].blocks.shape[1], _dp_label("model-inconsistency", dp)
     if conveyed.gradients is None:
-        obs = _observation(model, None, length, training, "model-inconsistency")
+        obs = _observation(model, None, length, training, label)
         return _bound(replace(obs, notes=(conveyed.detected or "the round gave nothing",)), clients[0])
     total = _named(victim, conveyed.gradients)
     if training.upload == "weights":
@@ -281,7 +363,9 @@ def model_inconsistency_view(
     update = pseudo_gradient(model, total, training)
     moving = {n for n in update if n.endswith("ln_f.weight") or n.endswith("ln_f.bias")}
     visible = {n: torch.full_like(t, n not in moving, dtype=torch.bool) for n, t in update.items()}
-    obs = _observation(model, update, length, training, "model-inconsistency", visible=visible if moving else None)
+    obs = _observation(
+        model, update, length, training, label, visible=visible if moving else None, notes=_dp_notes(dp, len(clients))
+    )
     return _bound(obs, clients[0])
 
 

@@ -23,7 +23,8 @@ def test_each_configuration_gives_the_views_its_mode_defines():
     views = {c.label: [(v.adversary, v.view) for v in views_of(c)] for c in suite.configurations}
     assert views["raw"] == [("aggregator", "plain")] and views["raw/full"] == [("aggregator", "plain")]
     assert views["host-he/tenseal-ckks"] == [("aggregator", "encrypted"), ("colluding client", "host-he-colluder")]
-    assert views["selective/sensitivity-10"] == [("aggregator", "selective")]
+    assert views["selective/sensitivity-10"] == [("aggregator", "selective-global")]  # the mask its run agrees
+    assert views["selective/magnitude-10"] == [("aggregator", "selective")]  # the same mask from any data
     assert views["secagg"] == [("aggregator", "secagg-sum"), ("aggregator", "model-inconsistency")]
     assert views["secret-sharing-3"] == [("one share holder", "shares-1"), ("all share holders", "shares-all")]
     assert [v for k, v in views.items() if k.startswith("raw/dp")] == [[("aggregator", "dp")]]

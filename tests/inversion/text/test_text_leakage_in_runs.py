@@ -38,6 +38,9 @@ def _tiny(**extra) -> dict:
 def test_a_language_suite_attacks_text_by_default_and_text_leakage_false_turns_it_off():
     on = parse_suite(_tiny())
     assert on.text_attacks is not None and on.text_attacks.batch_sizes == (1,) and on.text_attacks.attack == "span"
+    assert on.text_attacks.mask_sources == ("global", "local", "sample")  # the grid suite's: each source
+    bare = parse_suite({k: v for k, v in _tiny().items() if k != "text_leakage"}).text_attacks
+    assert bare is not None and bare.mask_sources == ("global",)  # by default the mask its run agrees
     assert parse_suite(_tiny(text_leakage=False)).text_attacks is None
     assert parse_suite(_tiny(text_leakage={"enabled": False})).text_attacks is None
     shipped = load_suite(ROOT / "suites" / "language.yaml")
@@ -52,6 +55,8 @@ def test_a_language_suite_attacks_text_by_default_and_text_leakage_false_turns_i
         ({"batch_sizes": []}, "text_leakage.batch_sizes", "at least 1"),
         ({"attack": "dlg"}, "text_leakage.attack", "'span' or 'optimisation'"),
         ({"batch": 2}, "text_leakage.batch", "unknown field"),
+        ({"mask_sources": ["everyone"]}, "text_leakage.mask_sources.0", "'sample', 'local' or 'global'"),
+        ({"mask_sources": []}, "text_leakage.mask_sources", "at least 1"),
         (3, "text_leakage", "true, false or a block"),
     ],
 )
