@@ -18,6 +18,9 @@ from hebench.results.records import TextAttackSummaryRecord
 # the views the honest-but-curious aggregator holds: its own, and under secret sharing its one share (the
 # aggregator is one of the K share holders); the other adversaries are single-update threat models
 AGGREGATOR_ADVERSARIES = ("aggregator", "one share holder")
+# the views of the single-update threat models (hebench.analysis.text_threats places them): a colluding client's,
+# all share holders', a lying secagg aggregator's (its records name the aggregator, but it deviates)
+SINGLE_UPDATE_VIEWS = ("host-he-colluder", "shares-all", "model-inconsistency")
 UNIT = "sequences"
 LEAKAGE_WORDS = "sequences recovered exactly (same tokens, same order)"
 
@@ -108,7 +111,14 @@ def _revealing(v: TextVerdict) -> tuple[float, float, float]:
 def text_leakage_of(config: str, verdicts: Sequence[TextVerdict]) -> TextVerdict | None:
     """``config``'s leakage to the honest-but-curious aggregator: its most revealing aggregator view over the
     batch sizes attacked (the highest exact-sequence rate, then ROUGE-1, then token recall); None: not attacked."""
-    mine = [v for v in verdicts if v.config == config and v.adversary in AGGREGATOR_ADVERSARIES and v.exact.n]
+    mine = [
+        v
+        for v in verdicts
+        if v.config == config
+        and v.adversary in AGGREGATOR_ADVERSARIES
+        and v.view not in SINGLE_UPDATE_VIEWS
+        and v.exact.n
+    ]
     return max(mine, key=_revealing, default=None)
 
 
