@@ -133,6 +133,7 @@ class TextComparison:
     b: TextVerdict | None
     verdict: str  # "same", "differs" (Newcombe's 95 % interval on the exact rates excludes 0), "not significant",
     # "only in A", "only in B"
+    threat: str = "aggregator"  # the threat model the view stands for (hebench.analysis.text_threats)
 
 
 def compare_text(a: Sequence[TextVerdict], b: Sequence[TextVerdict]) -> list[TextComparison]:

@@ -313,6 +313,8 @@ class ThreatTable:
     keys: list[str]  # the threat keys of the columns after the first
     refs: list[list[int | None]]  # per configuration and threat model: its evidence's reference (None: none)
     notes: list[tuple[int, Earned]]  # every reference, in order
+    images: bool = False  # some cell is an image attack's (mean SSIM, images recovered)
+    text: bool = False  # some cell is a language model's (sequences recovered exactly)
 
 
 def threat_table(
@@ -330,6 +332,8 @@ def threat_table(
         keys,
         [[None if c.earned is None else refs[c.earned] for c in row] for row in cells],
         [(ref, proof) for proof, ref in refs.items()],
+        any(c.ssim is not None for row in cells for c in row),
+        any(c.exact is not None for row in cells for c in row),
     )
 
 

@@ -67,6 +67,7 @@ def threat_section(
     shown["configs"] = [line[0] for line in matrix.shown]
     shown["notes"] = [{**_reference(ref, proof, anchor), "line": proof.line(ref)} for ref, proof in matrix.notes]
     shown["anchor"] = anchor
+    shown["images"], shown["text"] = matrix.images, matrix.text  # what the caption describes
     return {"threat_matrix": shown, "threats": threats, "threat_lines": threat_lines(attacks, text)}
 
 
