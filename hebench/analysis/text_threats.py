@@ -1,12 +1,13 @@
 """Text leakage per threat model: which adversary each text view stands for, each configuration's most revealing
-view per adversary (the exact-sequence rate, Wilson 95 %), the rule and test behind what that adversary obtains,
-and per adversary which configurations defended (Newcombe's interval against raw's rate).
+view per adversary (the exact-sequence rate, Wilson 95 %), and the rule and test behind what that adversary
+obtains; :mod:`hebench.analysis.threats` judges them per adversary, as it judges images.
 
 A language-model run's views (:mod:`hebench.inversion.text.campaign`) are the honest-but-curious aggregator's
 (``plain``, ``dp``, ``encrypted``, ``selective``, ``secagg-sum``, and under secret sharing its one share,
 ``shares-1``) and three single-update threat models: ``host-he-colluder`` (a client colluding with the aggregator:
 it holds host-HE's key set), ``shares-all`` (all K share holders) and ``model-inconsistency`` (a lying secagg
-aggregator). Their keys are :func:`hebench.protections.threats.threat_key`'s, as image attacks write them, so the
+aggregator); under client-level DP each is read from the privatized uploads (``dp+shares-all``, ...), the same
+adversary. Their keys are :func:`hebench.protections.threats.threat_key`'s, as image attacks write them, so the
 threat matrix, its charts and the terminal place text and images under the same adversaries.
 """
 
@@ -58,13 +59,18 @@ def holders_of(row: SummaryRow | None) -> int:
     return 0 if params is None or not params.extra_aggregators else 1 + params.extra_aggregators
 
 
+def _base(view: str) -> str:
+    """The mode's view a text view is: ``dp+shares-all`` (DP on secret sharing) is ``shares-all``'s adversary's."""
+    return view.removeprefix("dp+")
+
+
 def _parts(view: str, holders: int) -> tuple[Adversary, int, Strategy | None]:
-    adversary, k, strategy = VIEW_THREATS.get(view, (Adversary.AGGREGATOR, 0, None))
+    adversary, k, strategy = VIEW_THREATS.get(_base(view), (Adversary.AGGREGATOR, 0, None))
     return adversary, holders if k is None else k, strategy
 
 
 def threat_of(view: str, holders: int = 0) -> str:
-    """The threat key a text view stands for: ``colluding-clients:1``, ``share-holders:3``,
+    """The threat key a text view stands for (with or without DP): ``colluding-clients:1``, ``share-holders:3``,
     ``malicious-aggregator:model-inconsistency`` or ``aggregator`` (every other view)."""
     adversary, k, strategy = _parts(view, holders)
     return threat_key(adversary.value, k, strategy.value if strategy else None)
@@ -73,7 +79,7 @@ def threat_of(view: str, holders: int = 0) -> str:
 def _earned(row: SummaryRow | None, view: str, holders: int) -> Earned | None:
     """The mode's rule for the adversary a single-update view stands for: what it obtains and the test that shows
     it; live, as the text views go through the protocol's real path (``conduits``: he-key, shares, secagg)."""
-    if view not in VIEW_THREATS or row is None or (spec := find_mode(row.mode)) is None:
+    if _base(view) not in VIEW_THREATS or row is None or (spec := find_mode(row.mode)) is None:
         return None
     adversary, k, strategy = _parts(view, holders)
     try:

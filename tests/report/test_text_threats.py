@@ -66,6 +66,8 @@ def test_each_single_update_view_stands_for_its_threat_model_with_the_rules_test
     assert keys[("secagg", "model-inconsistency", 2)].key == LIAR  # its records say aggregator: it deviates
     assert {keys[("ss3", "shares-1", 2)].key, keys[("raw", "plain", 2)].key} == {"aggregator"}  # one share: its own
     assert threat_of("shares-all", 2) == "share-holders:2"  # K comes from the configuration
+    assert threat_of("dp+shares-all", 3) == HOLDERS and threat_of("dp+model-inconsistency") == LIAR  # DP: same
+    assert threat_of("dp+secagg-sum") == threat_of("selective-global") == "aggregator"
 
 
 def test_the_lying_aggregator_leaves_the_honest_aggregators_chart_and_gets_its_own():
