@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hebench.analysis.load_flags import party_processes, usable_cores
@@ -19,6 +19,7 @@ from hebench.analysis.stats import no_spread, welch_test
 from hebench.analysis.suite_diff import suite_differences
 from hebench.analysis.summary import SummaryRow, summarize_run
 from hebench.analysis.text_leakage import TextComparison, compare_text, text_verdicts
+from hebench.analysis.text_threats import text_threats
 from hebench.errors import ParameterError
 from hebench.links.outcomes import on_their_links
 from hebench.measure.environment import comparable
@@ -213,5 +214,10 @@ def compare_runs(path_a: Path, path_b: Path) -> RunComparison:
     labels_a = {r.config for r in a.rows}
     configs += [ConfigComparison(r.config, only_in="B") for r in b.rows if r.config not in labels_a]
     text_a, text_b = (text_verdicts(r for r in run.records if isinstance(r, TextAttackSummaryRecord)) for run in (a, b))
-    text = compare_text(text_a, text_b)
+    threats = {
+        (t.verdict.config, t.verdict.view): t.key
+        for run, verdicts in ((b, text_b), (a, text_a))
+        for t in text_threats(run.rows, verdicts)
+    }
+    text = [replace(t, threat=threats.get((t.config, t.view), t.threat)) for t in compare_text(text_a, text_b)]
     return RunComparison(a.name, b.name, tuple(metadata_warnings(a, b)), tuple(configs), tuple(text))

@@ -48,18 +48,26 @@ def raw_attack(
 
 def defence(a: AttackSummaryRecord, raw: AttackSummaryRecord | None) -> Defence:
     """``a``'s verdict against raw's images recovered."""
-    mine, base = _rate(a), (_rate(raw) if raw else None)
+    return rate_defence(_rate(a), _rate(raw) if raw else None)
+
+
+def rate_defence(
+    mine: Interval | None, base: Interval | None, counted: str = "images recovered", none: str = "no image"
+) -> Defence:
+    """A protection's rate (k of n ``counted``) against raw's: defended where clearly lower (Newcombe 95 % on the
+    Wilson intervals), not defended where it recovers some and is not clearly lower, else what would decide it.
+    ``none``: nothing recovered, in words (``no image``, ``no sequence exactly``)."""
     if mine is None:
-        return Defence("unknown", "images recovered not recorded")
+        return Defence("unknown", f"{counted} not recorded")
     assert mine.k is not None
-    got = f"{mine.k} of {mine.n} images recovered ({100 * mine.lo:.0f}–{100 * mine.hi:.0f} %)"
+    got = f"{mine.k} of {mine.n} {counted} ({100 * mine.lo:.0f}–{100 * mine.hi:.0f} %)"
     if base is None or base.k is None:
         return Defence("not defended" if mine.k else "unknown", f"{got}; raw was not attacked, so no defence is shown")
     against = f"raw {base.k} of {base.n}"
     if base.k == 0:
         return Defence(
             "not defended" if mine.k else "not enough evidence",
-            f"{got}; the attack recovered no image from raw ({base.n} tried), so it cannot show a defence",
+            f"{got}; the attack recovered {none} from raw ({base.n} tried), so it cannot show a defence",
         )
     d = decide(base, mine)  # 1: raw recovers clearly more
     if d.sign == 1:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from hebench.analysis.pareto import Interval
 from hebench.analysis.summary import SummaryRow
-from hebench.analysis.text_leakage import TextVerdict, text_leakage_of
+from hebench.analysis.text_leakage import TextVerdict
+from hebench.analysis.text_threats import text_leakage_under
 from hebench.protections import KeyHolders, find_mode
 from hebench.results.records import AttackSummaryRecord, ModelledCostRecord
 
@@ -160,8 +161,9 @@ def options_for(
 ) -> list[Option]:
     """One option per row (raw included, marked the baseline), costs ×raw with their per-round evidence.
 
-    A language model's row with no image attack takes its leakage from ``text`` (:func:`text_leakage_of`: the
-    exact-sequence rate of its most revealing aggregator view, Wilson 95 %), under the aggregator threat only.
+    A language model's row with no image attack takes its leakage from ``text`` (:func:`text_leakage_under`: the
+    exact-sequence rate of its most revealing view under ``threat``, Wilson 95 %; the aggregator's own view or its
+    one share by default, a colluding client's, all share holders' or a lying aggregator's under theirs).
 
     A row with a ``modelled`` cost record (a TEE row) takes its measured costs scaled by the model's
     factors (CPU and round time; bytes unchanged) and is marked modelled. ``contended``: the run's wall
@@ -179,7 +181,7 @@ def options_for(
         loss = None
         if raw is not None and raw.accuracy is not None and row.accuracy is not None:
             loss = raw.accuracy - row.accuracy
-        said = text_leakage_of(row.config, text) if attack is None and threat == DEFAULT_THREAT else None
+        said = text_leakage_under(row, text, threat) if attack is None else None
         if attack is not None:
             leak: dict = {
                 "leakage": ssim_interval(attack.scores["ssim"], int(attack.scores.get("n") or 0)),

@@ -1,8 +1,9 @@
 """Text leakage as every output says it, computed once: each view's outcome (recovered, partial or failed, with its
 typed reason), the sequences recovered exactly (k of n, Wilson 95 %), ROUGE-1/2/L and token precision/recall, and
 each configuration's leakage for the cost-versus-leakage chart and "what to choose" (the exact-sequence rate of its
-most revealing aggregator view). ``hebench attack``, ``hebench show``/``run``, the report and ``compare runs`` all
-read :func:`text_verdicts`, :func:`text_leakage_of` and :func:`compare_text`; none judges a text attack itself.
+most revealing view per adversary: :mod:`hebench.analysis.text_threats`). ``hebench attack``, ``hebench
+show``/``run``, the report and ``compare runs`` all read :func:`text_verdicts` and :func:`compare_text`; none judges
+a text attack itself.
 """
 
 from __future__ import annotations
@@ -15,9 +16,6 @@ from hebench.analysis.pareto import Interval
 from hebench.analysis.success import newcombe, wilson
 from hebench.results.records import TextAttackSummaryRecord
 
-# the views the honest-but-curious aggregator holds: its own, and under secret sharing its one share (the
-# aggregator is one of the K share holders); the other adversaries are single-update threat models
-AGGREGATOR_ADVERSARIES = ("aggregator", "one share holder")
 UNIT = "sequences"
 LEAKAGE_WORDS = "sequences recovered exactly (same tokens, same order)"
 
@@ -101,17 +99,6 @@ def text_verdicts(summaries: Iterable[TextAttackSummaryRecord]) -> list[TextVerd
     return [verdict(s) for s in latest.values()]
 
 
-def _revealing(v: TextVerdict) -> tuple[float, float, float]:
-    return (v.exact.value, v.rouge1 or 0.0, v.token_recall or 0.0)
-
-
-def text_leakage_of(config: str, verdicts: Sequence[TextVerdict]) -> TextVerdict | None:
-    """``config``'s leakage to the honest-but-curious aggregator: its most revealing aggregator view over the
-    batch sizes attacked (the highest exact-sequence rate, then ROUGE-1, then token recall); None: not attacked."""
-    mine = [v for v in verdicts if v.config == config and v.adversary in AGGREGATOR_ADVERSARIES and v.exact.n]
-    return max(mine, key=_revealing, default=None)
-
-
 @dataclass(frozen=True)
 class TextComparison:
     """One view at one batch size in two runs."""
@@ -123,6 +110,7 @@ class TextComparison:
     b: TextVerdict | None
     verdict: str  # "same", "differs" (Newcombe's 95 % interval on the exact rates excludes 0), "not significant",
     # "only in A", "only in B"
+    threat: str = "aggregator"  # the threat model the view stands for (hebench.analysis.text_threats)
 
 
 def compare_text(a: Sequence[TextVerdict], b: Sequence[TextVerdict]) -> list[TextComparison]:

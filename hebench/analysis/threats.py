@@ -12,12 +12,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from hebench.analysis.choose import choose, recovered_text
-from hebench.analysis.defended import attack_name, defence
+from hebench.analysis.defended import attack_name, defence, rate_defence
+from hebench.analysis.earned import DECLARED, LIVE, Earned
 from hebench.analysis.options import DEFAULT_THREAT, Option, best_attack, recovered_interval
+from hebench.analysis.pareto import Interval
 from hebench.analysis.summary import SummaryRow
+from hebench.analysis.text_threats import TextThreat, most_revealing, text_cell_words
 from hebench.results.records import AttackSummaryRecord
 
 NOT_ATTACKED = "–"
+COUNTED_TEXT = "sequences recovered exactly"
 
 
 def threat_words(key: str) -> str:
@@ -49,38 +53,11 @@ def what_was_seen(key: str = DEFAULT_THREAT) -> str:
     return f"what the {threat_words(key)} obtained in that configuration"
 
 
-def threat_keys(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
-    """The threat models the attacks ran under, today's default first."""
-    keys = list(dict.fromkeys(a.threat_key for a in attacks if not a.dry_run))
+def threat_keys(attacks: Sequence[AttackSummaryRecord], text: Sequence[TextThreat] = ()) -> list[str]:
+    """The threat models the attacks ran under (image attacks, and a language model's text views), today's default
+    first."""
+    keys = list(dict.fromkeys([*(a.threat_key for a in attacks if not a.dry_run), *(t.key for t in text)]))
     return sorted(keys, key=lambda k: (k != DEFAULT_THREAT, keys.index(k)))
-
-
-LIVE, DECLARED = "live", "declared"
-
-
-@dataclass(frozen=True)
-class Earned:
-    """The test that earns a cell (its rule's evidence, ``path::name``), what the adversary obtains there, and how
-    the attacked view was obtained: ``live`` from the protocol running with the adversary's party in it (a conduit:
-    hebench's own parties on loopback, a red-team view), ``declared`` built from the rule (a simulated view)."""
-
-    evidence: str
-    obtains: str | None
-    how: str
-
-    @property
-    def name(self) -> str:
-        """The test's name (the document's, for evidence that is not a test)."""
-        path, _, name = self.evidence.partition("::")
-        return name or path.rsplit("/", 1)[-1]
-
-    @property
-    def path(self) -> str:
-        return self.evidence.partition("::")[0]
-
-    def line(self, ref: int) -> str:
-        what = f"obtains {self.obtains}, " if self.obtains else ""
-        return f"[{ref}] {what}{self.how}: {self.name} ({self.path})"
 
 
 def earned(a: AttackSummaryRecord) -> Earned | None:
@@ -96,13 +73,35 @@ class Cell:
     ssim: float | None  # the best attack's mean SSIM (CSV)
     recovered: str | None  # "k/n" (CSV)
     earned: Earned | None = None  # the test that earns the cell, and whether its view was obtained live
+    exact: Interval | None = None  # a language model's: sequences recovered exactly, k of n (Wilson 95 %)
+
+    @property
+    def value(self) -> float | None:
+        """What the CSV holds: the mean SSIM (images), or the exact-sequence rate (text)."""
+        return self.exact.value if self.exact is not None else self.ssim
 
 
-def cell(config: str, configs: Sequence[str], attacks: Sequence[AttackSummaryRecord], threat: str) -> Cell:
-    """The best attack's leakage against ``config`` under ``threat``, with what the adversary obtained."""
-    best = best_attack(config, configs, attacks, threat)
+def text_cell(config: str, text: Sequence[TextThreat], threat: str) -> Cell:
+    """A language model's cell: its most revealing view under ``threat`` (exact sequences, Wilson 95 %)."""
+    best = most_revealing(config, text, threat)
     if best is None:
         return Cell(NOT_ATTACKED, None, None)
+    e = best.verdict.exact
+    return Cell(text_cell_words(best), None, f"{e.k}/{e.n}", best.earned, e)
+
+
+def cell(
+    config: str,
+    configs: Sequence[str],
+    attacks: Sequence[AttackSummaryRecord],
+    threat: str,
+    text: Sequence[TextThreat] = (),
+) -> Cell:
+    """The best attack's leakage against ``config`` under ``threat``, with what the adversary obtained; a
+    language model's from its text views (``text``)."""
+    best = best_attack(config, configs, attacks, threat)
+    if best is None:
+        return text_cell(config, text, threat)
     ssim = float(best.scores["ssim"]["mean"])
     rate = recovered_interval(best)
     parts = [f"SSIM {round(ssim, 2) + 0.0:.2f}"]
@@ -126,16 +125,18 @@ def footnotes(cells: Sequence[Sequence[Cell]]) -> dict[Earned, int]:
     return refs
 
 
-def matrix(rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord]) -> tuple[list[str], list[list[Cell]]]:
+def matrix(
+    rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord], text: Sequence[TextThreat] = ()
+) -> tuple[list[str], list[list[Cell]]]:
     """(threat keys, one row of cells per configuration) — empty when only the default threat model ran."""
-    keys = threat_keys(attacks)
+    keys = threat_keys(attacks, text)
     if keys == [DEFAULT_THREAT] or not keys:
         return [], []
     configs = [r.config for r in rows]
-    return keys, [[cell(c, configs, attacks, k) for k in keys] for c in configs]
+    return keys, [[cell(c, configs, attacks, k, text) for k in keys] for c in configs]
 
 
-def evidence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
+def evidence_lines(attacks: Sequence[AttackSummaryRecord], text: Sequence[TextThreat] = ()) -> list[str]:
     """One line per threat model and what the adversary obtained where: the rule and the test that shows it."""
     seen: dict[tuple[str, str], list[str]] = {}
     for a in attacks:
@@ -145,6 +146,10 @@ def evidence_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
         stopped = f"; stopped: {a.detected}" if a.detected else ""
         key = (a.threat_key, f"obtains {a.obtains} ({proof.how}; {a.evidence}){stopped}")
         seen.setdefault(key, []).append(a.config or a.plan)
+    for t in text:
+        if t.key != DEFAULT_THREAT and t.earned is not None:
+            key = (t.key, f"obtains {t.earned.obtains} ({t.earned.how}; {t.earned.evidence})")
+            seen.setdefault(key, []).append(t.verdict.config)
     return [
         f"{threat_words(threat)}: {', '.join(dict.fromkeys(configs))} — {what}"
         for (threat, what), configs in seen.items()
@@ -166,10 +171,13 @@ def _reference(attacks: Sequence[AttackSummaryRecord], config: str, attack: str,
     )
 
 
-def threat_verdict_lines(attacks: Sequence[AttackSummaryRecord], reference: str = "raw") -> list[str]:
+def threat_verdict_lines(
+    attacks: Sequence[AttackSummaryRecord], reference: str = "raw", text: Sequence[TextThreat] = ()
+) -> list[str]:
     """Per threat model other than the default, attack and batch size: which configurations defended against
     that adversary (images recovered clearly below the ``reference`` configuration's under the same adversary,
-    Newcombe 95 % on Wilson intervals), which did not, and where the evidence is too thin, what would decide it."""
+    Newcombe 95 % on Wilson intervals), which did not, and where the evidence is too thin, what would decide it;
+    then the same for a language model's text views (:func:`text_verdict_lines`)."""
     out = []
     done = [a for a in attacks if not a.dry_run and "ssim" in a.scores and a.threat_key != DEFAULT_THREAT]
     for group in dict.fromkeys((a.threat_key, a.attack, a.batch_size) for a in done):
@@ -190,6 +198,55 @@ def threat_verdict_lines(attacks: Sequence[AttackSummaryRecord], reference: str 
         out.append(
             f"{threat_words(group[0])}, {attack_name(mine[0])} at batch {group[2]} (images recovered at SSIM ≥ "
             f"0.6, {against}) — "
+            + "; ".join(
+                f"{verdict}: {', '.join(configs)} ({'each ' if len(configs) > 1 else ''}{text})"
+                for (verdict, text), configs in verdicts.items()
+            )
+            + "."
+        )
+    return out + text_verdict_lines(text, reference)
+
+
+def _text_reference(text: Sequence[TextThreat], key: str, attack: str, batch: int, reference: str) -> TextThreat | None:
+    return next(
+        (
+            t
+            for t in text
+            if t.key == key
+            and t.verdict.exact.n
+            and (t.verdict.config, t.verdict.attack, t.verdict.batch_size) == (reference, attack, batch)
+        ),
+        None,
+    )
+
+
+def text_verdict_lines(text: Sequence[TextThreat], reference: str = "raw") -> list[str]:
+    """Per threat model other than the default, text attack and victim batch size: which language-model
+    configurations defended against that adversary (sequences recovered exactly clearly below the ``reference``
+    configuration's, Newcombe 95 % on Wilson intervals over sequences; raw's aggregator view where raw gives that
+    adversary no view of its own, as its aggregator already holds the whole update), which did not, and where the
+    evidence is too thin, what more sequences would decide it."""
+    out = []
+    scored = [t for t in text if t.verdict.exact.n and t.key != DEFAULT_THREAT]
+    for key, attack, batch in dict.fromkeys((t.key, t.verdict.attack, t.verdict.batch_size) for t in scored):
+        mine = [t for t in scored if (t.key, t.verdict.attack, t.verdict.batch_size) == (key, attack, batch)]
+        base, under = _text_reference(text, key, attack, batch, reference), "the same adversary"
+        if base is None:
+            base = _text_reference(text, DEFAULT_THREAT, attack, batch, reference)
+            under = "the honest-but-curious aggregator"
+        verdicts: dict[tuple[str, str], list[str]] = {}
+        for t in mine:
+            if t is base:
+                continue
+            d = rate_defence(t.verdict.exact, None if base is None else base.verdict.exact, COUNTED_TEXT, "no sequence")
+            verdicts.setdefault((d.verdict, d.text), []).append(t.verdict.config)
+        if not verdicts:
+            continue
+        against = f"against {reference}'s under {under}" if base is not None else f"no {reference} attacked"
+        name = "exact span" if attack == "span" else f"text {attack}"
+        out.append(
+            f"{threat_words(key)}, {name} attack at batch {batch} ({COUNTED_TEXT}: same tokens, same order; "
+            f"{against}) — "
             + "; ".join(
                 f"{verdict}: {', '.join(configs)} ({'each ' if len(configs) > 1 else ''}{text})"
                 for (verdict, text), configs in verdicts.items()
@@ -231,11 +288,13 @@ class ThreatView:
 
 
 def per_threat(
-    options_of: Callable[[str], list[Option]], attacks: Sequence[AttackSummaryRecord]
+    options_of: Callable[[str], list[Option]],
+    attacks: Sequence[AttackSummaryRecord],
+    text: Sequence[TextThreat] = (),
 ) -> list[tuple[ThreatView, list[Option]]]:
     """For each threat model other than the default: its options (``options_of(threat)``) and what to choose."""
     out = []
-    for key in threat_keys(attacks):
+    for key in threat_keys(attacks, text):
         if key == DEFAULT_THREAT:
             continue
         options = options_of(key)
@@ -249,30 +308,36 @@ class ThreatTable:
     test that earns it, ``refs``, listed in ``notes``) and writes it (``values``)."""
 
     header: list[str]
-    values: list[list[Any]]  # the best attack's mean SSIM per cell (None: not attacked)
+    values: list[list[Any]]  # per cell the best attack's mean SSIM, or text's exact-sequence rate (None: not attacked)
     shown: list[list[str]]
     keys: list[str]  # the threat keys of the columns after the first
     refs: list[list[int | None]]  # per configuration and threat model: its evidence's reference (None: none)
     notes: list[tuple[int, Earned]]  # every reference, in order
+    images: bool = False  # some cell is an image attack's (mean SSIM, images recovered)
+    text: bool = False  # some cell is a language model's (sequences recovered exactly)
 
 
-def threat_table(rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord]) -> ThreatTable | None:
+def threat_table(
+    rows: Sequence[SummaryRow], attacks: Sequence[AttackSummaryRecord], text: Sequence[TextThreat] = ()
+) -> ThreatTable | None:
     """The matrix with its header in words; None when only the honest-but-curious aggregator attacked."""
-    keys, cells = matrix(rows, attacks)
+    keys, cells = matrix(rows, attacks, text)
     if not keys:
         return None
     refs = footnotes(cells)
     return ThreatTable(
         ["configuration", *(threat_words(k) for k in keys)],
-        [[r.config, *(c.ssim for c in row)] for r, row in zip(rows, cells, strict=True)],
+        [[r.config, *(c.value for c in row)] for r, row in zip(rows, cells, strict=True)],
         [[r.config, *(c.text for c in row)] for r, row in zip(rows, cells, strict=True)],
         keys,
         [[None if c.earned is None else refs[c.earned] for c in row] for row in cells],
         [(ref, proof) for proof, ref in refs.items()],
+        any(c.ssim is not None for row in cells for c in row),
+        any(c.exact is not None for row in cells for c in row),
     )
 
 
-def threat_lines(attacks: Sequence[AttackSummaryRecord]) -> list[str]:
+def threat_lines(attacks: Sequence[AttackSummaryRecord], text: Sequence[TextThreat] = ()) -> list[str]:
     """Below the matrix: per threat model which configurations defended, the rule and test behind what each
     adversary obtains, and DP's bounds."""
-    return [*threat_verdict_lines(attacks), *evidence_lines(attacks), *dp_bound_lines(attacks)]
+    return [*threat_verdict_lines(attacks, text=text), *evidence_lines(attacks, text), *dp_bound_lines(attacks)]

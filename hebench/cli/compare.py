@@ -21,6 +21,7 @@ from typer.core import TyperGroup
 
 from hebench.analysis.compare_runs import ALPHA, ConfigComparison, MetricComparison, compare_runs
 from hebench.analysis.text_leakage import TextComparison
+from hebench.analysis.threats import threat_words
 from hebench.cli.common import (
     OutputFormat,
     console,
@@ -30,6 +31,7 @@ from hebench.cli.common import (
     print_json,
     split_list,
 )
+from hebench.cli.render.threats import code
 from hebench.errors import AdapterUnavailableError, ParameterError
 from hebench.heops.compare import DEFAULT_ADAPTERS, DEFAULT_SIZES, Skipped, calibration, compare, split_available
 from hebench.measure.environment import capture
@@ -278,11 +280,12 @@ def _text_table(text: Sequence[TextComparison]) -> Table:
     """Each view's text-leakage verdict in A beside B (:mod:`hebench.analysis.text_leakage`, as ``show`` and the
     report state them)."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="text leakage (exact sequences)")
-    for col in ("configuration · view", "b", "A", "B", "B vs A"):
+    for col in ("configuration · view", "adv.", "b", "A", "B", "B vs A"):
         table.add_column(col, overflow="fold")
     for t in text:
         table.add_row(
             f"{t.config} · {t.view}",
+            code(t.threat),
             str(t.batch_size),
             t.a.line if t.a else U.MISSING,
             t.b.line if t.b else U.MISSING,
@@ -322,6 +325,13 @@ def runs(
     if result.text:
         console.print()
         console.print(_text_table(result.text))
+        adversaries = dict.fromkeys(t.threat for t in result.text)
+        console.print(
+            "[dim]adv.: the adversary the view stands for, as in show's threat matrix: "
+            + "; ".join(f"{code(k)}: {threat_words(k)}" for k in adversaries)
+            + "[/]",
+            highlight=False,
+        )
     console.print(
         "[dim]B/A: ratio of steady-round means; significance: Welch's t-test over steady rounds, two-sided, "
         f"p < {ALPHA}. CPU: OS-accounted CPU time (process, or thread for pooled and flower-sim clients); "

@@ -28,6 +28,7 @@ from hebench.analysis.score_notes import MARK, vifp_above_one, vifp_note
 from hebench.analysis.suite_diff import suite_differences
 from hebench.analysis.summary import SummaryRow
 from hebench.analysis.text_leakage import text_verdicts
+from hebench.analysis.text_threats import text_threats
 from hebench.analysis.threats import threat_words
 from hebench.measure.environment import comparable
 from hebench.report import figures as F
@@ -285,6 +286,7 @@ def run_section(
     section["table"] = _costs_table(rows, files, prefix)
     section["overhead"] = _overhead_table(rows, files, prefix)
     options = run_options(source, attacks, text=text)
+    verdicts = text_verdicts(source.text_attacks if text is None else text)
     section["choose"] = choose(options)
     section["advice"] = advise(rows, contended(source)) + defence_lines(source.attacks if attacks is None else attacks)
     section["chart"] = figs.add(f"{prefix}-cost-leakage", cost_leakage(options), size=chart_size(options))
@@ -293,10 +295,11 @@ def run_section(
         threat_section(
             rows,
             source.attacks if attacks is None else attacks,
-            lambda threat: run_options(source, attacks, threat=threat),
+            lambda threat: run_options(source, attacks, threat=threat, text=text),
             lambda name, draw, size: figs.add(name, draw, size=size),
             lambda name, header, values, cells: _table(files, name, header, values, cells),
             prefix,
+            text_threats(rows, verdicts),
         )
     )
     section["spread"] = [{"config": r.config, "cpu": r.client_cpu_s_spread} for r in rows]

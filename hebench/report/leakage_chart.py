@@ -4,8 +4,11 @@ One panel per cost that any configuration has: host CPU, total CPU (host + engin
 engine runs), upload bytes, round time. Attacked configurations sit in the upper axes with
 their SSIM (bars ± std, bounded by the lowest and highest SSIM seen, so inside [0, 1] for
 SSIMs there); configurations with no attack sit on a strip below ("not attacked"), never
-dropped. Marker shapes tell modes apart; modelled rows are hollow diamonds. The Pareto set of
-"what to choose" (decided over every ranked measure at once, on evidence) is ringed in the panels of
+dropped. A language model's rows give their exact-sequence rate (bars: Wilson 95 %); where a chart holds both
+(a comparison of an image run with a language run) each measure has its own row of panels and its own y axis,
+images above text, so no axis mixes SSIM with a rate of sequences. Marker shapes tell modes apart;
+modelled rows are hollow diamonds. The Pareto set of "what to choose" (decided over every ranked measure at
+once, on evidence) is ringed in the panels of
 the costs it ranks (never in a panel "what to choose" leaves out of the ranking, e.g. round time under
 CPU contention), so the chart and the text name the same configurations; with too little evidence
 nothing is ringed.
@@ -48,10 +51,19 @@ def legend_columns(options: Sequence[Option]) -> int:
     return 2 if max((len(legend_label(o)) for o in options), default=0) <= 60 else 1
 
 
+def leakage_rows(options: Sequence[Option]) -> list[list[Option]]:
+    """The attacked options by what their leakage measures, one row of panels each: images (SSIM), then language
+    models (exact-sequence rate); a row only where some option has that measure."""
+    attacked = [o for o in options if o.leakage is not None]
+    rows = [[o for o in attacked if o.leakage_kind != "text"], [o for o in attacked if o.leakage_kind == "text"]]
+    return [r for r in rows if r]
+
+
 def chart_size(options: Sequence[Option], width: float = 11.0) -> tuple[float, float]:
-    """Figure size: tall when some configuration was attacked, a short strip when none was; room for the legend."""
+    """Figure size: tall when some configuration was attacked (taller with a row per leakage measure), a short
+    strip when none was; room for the legend."""
     lines = -(-(len(options) + 1) // legend_columns(options))  # + the Pareto-set entry
-    attacked = 4.4 if any(o.leakage for o in options) else 1.6
+    attacked = {0: 1.6, 1: 4.4}.get(len(leakage_rows(options)), 7.4)
     strip = 1.0 if any(not o.leakage for o in options) else 0.0
     return width, attacked + strip + 0.22 * (lines + 1)
 
@@ -69,7 +81,8 @@ def legend_label(o: Option) -> str:
 
 
 def y_label(attacked: Sequence[Option]) -> str:
-    """The leakage axis: images' SSIM, language models' exact-sequence rate, or both named."""
+    """The leakage axis: images' SSIM or language models' exact-sequence rate (the chart gives each its own row;
+    both named only where a caller mixes them)."""
     kinds = {o.leakage_kind for o in attacked}
     if kinds == {"text"}:
         return "leakage: sequences recovered\nexactly (rate, Wilson 95 %)"
@@ -112,16 +125,27 @@ def chart_caption(options: Sequence[Option], combined: bool = False, threat: str
     if images:
         names = sorted({ATTACK_NAMES.get(o.attack_name or "", o.attack_name or "") for o in images} - {""})
         text += (
-            f", y = the SSIM of the best {' / '.join(names) or 'attack'} reconstruction from {what_was_seen(threat)} "
+            f"{'; in the upper row of panels' if texts else ''}, y = the SSIM of the best "
+            f"{' / '.join(names) or 'attack'} reconstruction from {what_was_seen(threat)} "
             "(bars: ± std over images and seeds, bounded by the lowest and highest SSIM seen)"
         )
     if texts:
         kinds = sorted({"exact span" if o.attack_name == "span" else str(o.attack_name) for o in texts})
-        text += (
-            f"{'; for the language-model rows' if images else ''}, y = the share of the victim's sequences the "
-            f"{' / '.join(kinds)} attack recovered exactly (same tokens, same order) from the aggregator's most "
-            "revealing view (bars: Wilson 95 % interval over sequences; ROUGE-1 in the tables)"
+        seen = (
+            "the aggregator's most revealing view"
+            if threat == DEFAULT_THREAT
+            else f"the most revealing view of {what_was_seen(threat)}"
         )
+        text += (
+            f"{'; in the lower row of panels, for the language-model rows' if images else ''}, y = the share of the "
+            f"victim's sequences the {' / '.join(kinds)} attack recovered exactly (same tokens, same order) from "
+            f"{seen} (bars: Wilson 95 % interval over sequences; ROUGE-1 in the tables)"
+        )
+        if images:
+            text += (
+                ". Images and text sit in separate rows of panels, each with its own y axis: an SSIM and a rate of "
+                "sequences are not on one scale"
+            )
     text += ". Marker shapes tell modes apart; the legend gives each configuration's accuracy change against raw."
     if any(o.modelled for o in options):
         text += " Hollow diamonds are modelled, not measured, and never in the Pareto set."
@@ -162,7 +186,7 @@ def _sentence_case(text: str) -> str:
 def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
     """Draw the chart; the figure's legend names each configuration with its accuracy loss."""
     costs = costs_shown(options)
-    attacked = [o for o in options if o.leakage is not None]
+    measured = leakage_rows(options)  # one row of panels per leakage measure
     unattacked = [o for o in options if o.leakage is None]
     palette = plt.get_cmap("tab20" if len(options) > 10 else "tab10").colors
     colour = {o.name: palette[i % len(palette)] for i, o in enumerate(options)}
@@ -204,21 +228,22 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
     def draw(fig: Figure) -> None:
         if not costs:
             return
-        heights = ([4] if attacked else []) + ([1] if unattacked else [])
+        heights = [4] * len(measured) + ([1] if unattacked else [])
         grid = fig.subplots(len(heights), len(costs), squeeze=False, sharex="col", height_ratios=heights)
         for col, cost in enumerate(costs):
-            top = grid[0][col] if attacked else None
             strip = grid[-1][col] if unattacked else None
-            if top is not None:
+            for i, attacked in enumerate(measured):
+                ax = grid[i][col]
                 for o in attacked:
                     if o.costs.get(cost) is not None:
                         leak = o.leakage
                         assert leak is not None
-                        point(top, o, cost, leak.value, (leak.value - leak.lo, leak.hi - leak.value))
-                top.set_ylim(-0.05, 1.05)
-                top.set_title(COSTS[cost][0], fontsize=10)
+                        point(ax, o, cost, leak.value, (leak.value - leak.lo, leak.hi - leak.value))
+                ax.set_ylim(-0.05, 1.05)
+                if i == 0:
+                    ax.set_title(COSTS[cost][0], fontsize=10)
                 if col == 0:
-                    top.set_ylabel(y_label(attacked), fontsize=10)
+                    ax.set_ylabel(y_label(attacked), fontsize=10)
             if strip is not None:
                 for o in unattacked:
                     if o.costs.get(cost) is not None:
@@ -227,7 +252,7 @@ def cost_leakage(options: Sequence[Option]) -> Callable[[Figure], None]:
                 strip.set_ylim(-1, 1)
                 if col == 0:
                     strip.set_ylabel("not\nattacked", fontsize=10, rotation=0, ha="right", va="center")
-                if top is None:
+                if not measured:
                     strip.set_title(COSTS[cost][0], fontsize=10)
             bottom = grid[-1][col]
             ratio_axis(bottom, [v for o in options if (c := o.costs.get(cost)) for v in (c.lo, c.hi)])

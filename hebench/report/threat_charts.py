@@ -11,6 +11,7 @@ from typing import Any
 
 from hebench.analysis.options import Option
 from hebench.analysis.summary import SummaryRow
+from hebench.analysis.text_threats import TextThreat
 from hebench.analysis.threats import Earned, dp_bound_lines, per_threat, threat_lines, threat_table
 from hebench.report.leakage_chart import chart_caption, chart_size, cost_leakage
 from hebench.results.records import AttackSummaryRecord
@@ -23,18 +24,20 @@ def threat_section(
     add_figure: Callable[[str, Callable, tuple[float, float]], str],
     table: Callable[[str, list[str], list[list[Any]], list[list[str]]], dict],
     prefix: str,
+    text: Sequence[TextThreat] = (),
 ) -> dict[str, Any]:
     """``threat_matrix`` (None when only the honest-but-curious aggregator attacked; each cell with the reference of
     the test that earns it and whether its view was obtained live or declared, the references listed in ``notes``),
     ``threats`` (a title, chart, caption, "what to choose" and each configuration's evidence per other threat model)
-    and ``threat_lines`` (verdicts, evidence, DP)."""
-    matrix = threat_table(rows, attacks)
+    and ``threat_lines`` (verdicts, evidence, DP). ``text``: a language model's text views under the threat models
+    they stand for (:mod:`hebench.analysis.text_threats`), judged on sequences recovered exactly."""
+    matrix = threat_table(rows, attacks, text)
     if matrix is None:
         return {"threat_matrix": None, "threats": [], "threat_lines": dp_bound_lines(attacks)}
     notes = dict(matrix.notes)
     anchor = f"{prefix}-evidence"
     threats = []
-    for i, (view, options) in enumerate(per_threat(options_of, attacks)):
+    for i, (view, options) in enumerate(per_threat(options_of, attacks, text)):
         chart = add_figure(f"{prefix}-threat-{i}", cost_leakage(options), chart_size(options))
         caption = chart_caption(options, threat=view.key)
         column = matrix.keys.index(view.key)
@@ -64,7 +67,8 @@ def threat_section(
     shown["configs"] = [line[0] for line in matrix.shown]
     shown["notes"] = [{**_reference(ref, proof, anchor), "line": proof.line(ref)} for ref, proof in matrix.notes]
     shown["anchor"] = anchor
-    return {"threat_matrix": shown, "threats": threats, "threat_lines": threat_lines(attacks)}
+    shown["images"], shown["text"] = matrix.images, matrix.text  # what the caption describes
+    return {"threat_matrix": shown, "threats": threats, "threat_lines": threat_lines(attacks, text)}
 
 
 def _reference(ref: int, proof: Earned, anchor: str) -> dict[str, Any]:

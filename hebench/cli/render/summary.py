@@ -21,6 +21,7 @@ from hebench.analysis.model_origin import origin_notes
 from hebench.analysis.options import options_for
 from hebench.analysis.summary import SummaryRow
 from hebench.analysis.text_leakage import text_verdicts
+from hebench.analysis.text_threats import text_threats
 from hebench.cli.render.legend import label_keys, print_legend
 from hebench.cli.render.lines import print_lines
 from hebench.cli.render.threats import print_threats
@@ -218,4 +219,4 @@ def print_verdicts(
     options = options_for(rows, attacks, contended=contended(run, rows), text=verdicts)  # unknown run: not ranked
     console.print("what to choose (the report's verdicts; raw is the reference):")
     print_lines(console, "", "", [*choose(options), *defence_lines(attacks)])
-    print_threats(console, rows, attacks, keys)
+    print_threats(console, rows, attacks, keys, text_threats(rows, verdicts))
