@@ -3,7 +3,9 @@
 "Defended" is a claim about rates: the protection's share of images recovered (SSIM at or
 above the success threshold) is clearly below raw's, by Newcombe's 95 % interval on the two
 Wilson intervals. Recovering any image is "not defended", a fact; when neither holds the
-verdict says how many more attacked images would decide it (if the rates held).
+verdict says how many more attacked images would decide it (if the rates held). An adversary whose rule (a
+red-team test) gives it a victim's update in the clear is never "defended" because an attack failed on it: that
+failure is the attack's limit (quantisation, HE noise), and the verdict says "not shown" instead.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from hebench.analysis.pareto import Interval, decide
 from hebench.results.attack_views import View
 from hebench.results.records import AttackSummaryRecord
 
+HELD = ("every-update", "victim-update")  # what an adversary obtains that no failed attack can call defended
 ATTACK_NAMES = {"dlg": "DLG", "idlg": "iDLG", "inverting-gradients": "Inverting Gradients"}
 
 
 @dataclass(frozen=True)
 class Defence:
-    verdict: str  # defended, partly defended, not defended, not enough evidence, unknown
+    verdict: str  # defended, partly defended, not defended, not enough evidence, not shown, unknown
     text: str
 
     @property
@@ -79,3 +82,18 @@ def rate_defence(
         return Defence("not defended", f"{got}, not clearly fewer than {against}{extra}")
     extra = f": {d.needs()} each would decide it (if the rates held)" if d.needs() else ""
     return Defence("not enough evidence", f"{got} against {against}, not clearly fewer at 95 %{extra}")
+
+
+def held_by_rule(d: Defence, obtains: str | None, evidence: str | None, failure: str = "") -> Defence:
+    """``d``, unless the adversary's rule gives it a victim's update (``obtains`` in :data:`HELD`, shown by the
+    red-team test ``evidence``) and ``d`` would credit the protection: then "not shown", as the attack's failure
+    (``failure``: its reason) is a limit of the attack on an update the adversary holds, not a defence."""
+    if obtains not in HELD or d.verdict not in ("defended", "partly defended", "not enough evidence"):
+        return d
+    cause = f" ({failure})" if failure else ""
+    test = (evidence or "its rule").rsplit("::", 1)[-1]  # the red-team test's name (its file: the evidence lines)
+    return Defence(
+        "not shown",
+        f"{d.text}; yet this adversary obtains {obtains} ({test}): the attack's failure{cause} "
+        "is its own limit on an update the adversary holds, not a defence",
+    )

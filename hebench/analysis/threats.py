@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hebench.analysis.choose import choose, recovered_text
-from hebench.analysis.defended import attack_name, defence, rate_defence
+from hebench.analysis.defended import attack_name, defence, held_by_rule, rate_defence
 from hebench.analysis.earned import DECLARED, LIVE, Earned
 from hebench.analysis.options import DEFAULT_THREAT, Option, best_attack, recovered_interval
 from hebench.analysis.pareto import Interval
@@ -189,7 +189,7 @@ def threat_verdict_lines(
         for a in mine:
             if a is base:
                 continue
-            d = defence(a, base)
+            d = held_by_rule(defence(a, base), a.obtains, a.evidence)
             stopped = f"; stopped: {a.detected}" if a.detected else ""
             verdicts.setdefault((d.verdict, d.text + stopped), []).append(a.config or a.plan)
         if not verdicts:
@@ -239,6 +239,8 @@ def text_verdict_lines(text: Sequence[TextThreat], reference: str = "raw") -> li
             if t is base:
                 continue
             d = rate_defence(t.verdict.exact, None if base is None else base.verdict.exact, COUNTED_TEXT, "no sequence")
+            if t.earned is not None:
+                d = held_by_rule(d, t.earned.obtains, t.earned.evidence, t.verdict.outcome_words)
             verdicts.setdefault((d.verdict, d.text), []).append(t.verdict.config)
         if not verdicts:
             continue

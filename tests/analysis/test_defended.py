@@ -69,3 +69,18 @@ def test_defence_lines_group_configurations_with_the_same_evidence():
     (line,) = defence_lines(attacks)
     assert line.startswith("Against iDLG") and "host-he/tenseal-ckks, offload/tenseal-ckks (each 0 of 2" in line
     assert "defended:" not in line.replace("not defended", "")
+
+
+def test_an_adversary_that_holds_the_update_is_never_called_defended_because_an_attack_failed():
+    from hebench.analysis.defended import Defence, held_by_rule
+
+    credited = Defence("defended", "0 of 8 against raw 8 of 8")
+    test = "tests/protections/sharing/test_red_team.py::test_all_holders"
+    for obtains in ("every-update", "victim-update"):
+        d = held_by_rule(credited, obtains, test, "failed: span-full")
+        assert d.verdict == "not shown" and "obtains " + obtains + " (test_all_holders)" in d.text
+        assert "failed: span-full" in d.text and d.text.startswith(credited.text)
+    assert held_by_rule(credited, "sum", test) == credited  # a sum or nothing: the failure is the protection's
+    assert held_by_rule(credited, None, None) == credited
+    recovered = Defence("not defended", "8 of 8")
+    assert held_by_rule(recovered, "every-update", test) == recovered  # recovering is a fact either way

@@ -100,11 +100,17 @@ def test_each_adversarys_verdict_judges_sequences_against_raw_and_says_when_it_i
     assert "against raw's under the honest-but-curious aggregator" in colluder  # raw gives no colluder a view
     assert "not defended: host-he/ckks (2 of 2 sequences recovered exactly (34–100 %)" in colluder
     holders = next(line for line in lines if line.startswith(threat_words(HOLDERS)))
-    assert "defended: ss3 (0 of 2 sequences recovered exactly (0–66 %) against raw 2 of 2 (Newcombe 95 %)" in holders
+    # all K holders rebuild the update (the rule's red-team test): a failed attack there is not a defence
+    assert "not shown: ss3 (0 of 2 sequences recovered exactly (0–66 %) against raw 2 of 2 (Newcombe 95 %)" in holders
+    assert f"yet this adversary obtains every-update ({ALL_HOLDERS.rsplit('::')[-1]})" in holders
+    assert "span-full" in holders
+    assert "defended: ss3" not in holders.replace("not shown: ss3", "")
     liar = [line for line in lines if line.startswith(threat_words(LIAR))]
     assert len(liar) == 2 and "not defended: secagg (2 of 2" in liar[0]
     # one sequence each: the intervals overlap, so no verdict, and the line says what would decide it
-    assert "at batch 1" in liar[1] and "not enough evidence: secagg (0 of 1 sequences recovered exactly" in liar[1]
+    # one sequence each: the intervals overlap, and the lie isolates the victim's update: not shown, with what
+    # more sequences would decide the rates
+    assert "at batch 1" in liar[1] and "not shown: secagg (0 of 1 sequences recovered exactly" in liar[1]
     assert re.search(r"\d+ more sequences? each would decide it", liar[1])
     assert not any(line.startswith(threat_words("aggregator")) for line in lines)  # the default has its own
 
