@@ -43,6 +43,7 @@ from hebench.inversion.text.views import (
 )
 from hebench.protections.dp.noise import NoiseSource
 from hebench.protections.selective.mask_source import MASK_SOURCES
+from hebench.protections.sharing.params import SecretSharingParams
 from hebench.protections.spec import AttackerView, KeyHolders
 from hebench.protections.threats import Conduit
 
@@ -203,7 +204,7 @@ def observe(
     if kind == "model-inconsistency":
         return model_inconsistency_view(model, list(clients), training, config.params, dp, noise)
     if kind.startswith("shares-"):
-        holders = int(config.params.get("aggregators", 3))
+        holders = SecretSharingParams.model_validate(config.params).aggregators  # the protocol's K, its default too
         return shares_view(model, victim, training, holders if kind == "shares-all" else 1, config.params, dp, noise)
     raise ParameterError(f"unknown text view {view.view!r}", "use one views_of gives")
 

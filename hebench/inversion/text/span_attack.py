@@ -251,6 +251,7 @@ def _order_decoder(
         diag["last_token_margins"] = list(last.margins)
         diag["last_token_scale"] = last.scale
         diag["last_token_method"] = last.method
+        diag["last_token_swaps"] = last.swaps
     sequences = tuple(
         RecoveredSequence(
             tuple(int(t) for t in prefixes[i]) + (() if lasts[i] is None else (lasts[i],)),

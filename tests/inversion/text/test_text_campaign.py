@@ -67,3 +67,17 @@ def test_a_view_option_is_refused_on_a_language_suite(tmp_path):
     result = CliRunner().invoke(app, ["attack", str(ROOT / "suites" / "text-leakage.yaml"), "--view", "he"])
     assert result.exit_code != 0
     assert "--view does not apply to a language-model suite" in result.output
+
+
+@pytest.mark.parametrize(("params", "holders"), [({}, 2), ({"aggregators": 3}, 3)])
+def test_all_share_holders_are_as_many_as_the_protocol_splits_into(monkeypatch, params, holders):
+    import hebench.inversion.text.campaign as campaign
+
+    raw = yaml.safe_load((ROOT / "suites" / "text-leakage.yaml").read_text())
+    raw["configurations"] = [{"name": "ss", "mode": "secret-sharing", "params": params}]
+    config = parse_suite(raw, "ss").configurations[0]
+    seen: list[int] = []
+    monkeypatch.setattr(campaign, "shares_view", lambda model, victim, training, k, *rest: seen.append(k))
+    for view in views_of(config):
+        campaign.observe(view, config, None, [None], None)  # type: ignore[arg-type]
+    assert seen == [1, holders]  # one holder, then all K (the protocol's default K is 2)
