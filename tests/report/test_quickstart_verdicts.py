@@ -49,3 +49,16 @@ def test_two_rounds_of_the_quickstart_print_no_set(tmp_path):
     lines = choose(run_options(load_source(tmp_path)))
     assert not any(line.startswith(("Pareto set", "Dominated")) for line in lines), lines
     assert any(line.startswith("Not enough evidence for a Pareto set: one steady round") for line in lines)
+
+
+def test_the_terminal_says_the_selective_verdict_the_report_says():
+    from typer.testing import CliRunner
+
+    from hebench.cli.main import app
+
+    result = CliRunner().invoke(app, ["show", str(RUN)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    (curve,) = privacy_advice(load_source(RUN).attacks)
+    assert " ".join(curve.split()) in flat  # the report's privacy line, word for word
+    assert "only full encryption defended." in flat

@@ -13,7 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from hebench.analysis.advice import defence_lines, offload_lines
+from hebench.analysis.advice import defence_lines, offload_lines, privacy_advice
 from hebench.analysis.choose import choose
 from hebench.analysis.dropouts import dropout_notes
 from hebench.analysis.load_flags import load_notes
@@ -218,5 +218,5 @@ def print_verdicts(
     verdicts = text_verdicts(text)
     options = options_for(rows, attacks, contended=contended(run, rows), text=verdicts)  # unknown run: not ranked
     console.print("what to choose (the report's verdicts; raw is the reference):")
-    print_lines(console, "", "", [*choose(options), *defence_lines(attacks)])
+    print_lines(console, "", "", [*choose(options), *defence_lines(attacks), *privacy_advice(attacks)])
     print_threats(console, rows, attacks, keys, text_threats(rows, verdicts))
