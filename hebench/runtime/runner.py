@@ -15,7 +15,7 @@ import os
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -189,24 +189,24 @@ class Runner:
     def _run_text_attacks(self, writer: ResultWriter, resume: bool) -> None:
         """A language-model suite's text leakage, after the runs (its ``text_leakage`` block, on by default): each
         configuration's views attacked as ``hebench attack RUN`` attacks them, recorded in the run's results."""
+        from hebench.inversion.text.campaign import views_of
         from hebench.inversion.text.recorded import record_text_attacks
         from hebench.inversion.text.sources import run_source
 
         spec = self.suite.text_attacks
         if spec is None:
             return
-        done = set()
-        if resume:  # a configuration with a text-attack summary was attacked before the interruption: not again
-            done = {r.config for r in read_records(self.folder.results).of(TextAttackSummaryRecord)}
-            if all(c.label in done for c in self.suite.configurations):
+        done: set[tuple[str, str, int]] = set()
+        if resume:  # a view summarised before the interruption is not attacked again; the rest of its config is
+            summaries = read_records(self.folder.results).of(TextAttackSummaryRecord)
+            done = {(r.config, r.view, r.batch_size) for r in summaries}
+            views = [v for c in self.suite.configurations for v in views_of(c, spec.mask_sources)]
+            if all((v.config, v.view, b) in done for v in views for b in spec.batch_sizes):
                 return
         source = run_source(self.run_dir)
-        if done:
-            left = tuple(c for c in source.suite.configurations if c.label not in done)
-            source = replace(source, suite=source.suite.model_copy(update={"configurations": left}))
         sizes = ", ".join(map(str, spec.batch_sizes))
         self.on_event(RunEvent(f"text attacks ({spec.attack}, batch {sizes})", None))
-        record_text_attacks(source, spec.batch_sizes, spec.batches, spec.attack, writer.write)
+        record_text_attacks(source, spec.batch_sizes, spec.batches, spec.attack, writer.write, done=done)
 
     def _initial(self, config: Configuration, start: int) -> np.ndarray | None:
         if start == 0:

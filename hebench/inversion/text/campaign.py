@@ -17,7 +17,7 @@ view is attacked with the exact span attack (or the optimisation baseline) and s
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,6 +262,7 @@ def attack_views(
     on_record: Callable[[dict[str, Any]], None] | None = None,
     on_summary: Callable[[dict[str, Any]], None] | None = None,
     mask_sources: Sequence[str] | None = None,
+    done: Collection[tuple[str, str, int]] = (),
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Attack every view of every configuration of ``suite`` for each victim batch size; records and summaries.
 
@@ -269,7 +270,8 @@ def attack_views(
     token blocks; ``mask_sources``: whose data a sensitivity mask comes from (None: the suite's ``text_leakage``
     block's, by default ``global``, the mask a run agrees). Returns the summaries (one per configuration, view and
     batch size, each also handed to ``on_summary`` when made; ``on_record`` gets each victim batch's) and the notes
-    (skipped configurations)."""
+    (skipped configurations). ``done``: the (configuration, view, batch size) already summarised (a resumed run's),
+    not attacked again."""
     from hebench.inversion.text.span_attack import span_attack
 
     attack = attack or span_attack
@@ -282,13 +284,15 @@ def attack_views(
     summaries = []
     for config in suite.configurations:
         views = views_of(config, sources)
-        if not views:
+        if all((v.config, v.view, b) in done for v in views for b in batch_sizes):
             continue
         model = models(config)
         masks: dict[str | None, Mask] = {}  # the masks that do not depend on the attacked batch, made once
         for batch in batch_sizes:
             training = training_of(suite, batch)
             for view in views:
+                if (view.config, view.view, batch) in done:
+                    continue
                 scores, outcomes, examples, why, seconds = [], {}, [], "", 0.0
                 for index in range(batches):
                     round_clients = victims(blocks, batch, index, per_round).clients

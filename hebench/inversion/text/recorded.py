@@ -9,7 +9,7 @@ scores with Wilson intervals, a few recovered sequences beside the originals, de
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +48,12 @@ def record_text_attacks(
     attack: str,
     write: Callable[[Record], Any],
     mask_sources: Sequence[str] | None = None,
+    done: Collection[tuple[str, str, int]] = (),
 ) -> TextCampaign:
     """Attack every view of ``source``'s configurations at each victim batch size; each record handed to ``write``
     as it is made (a victim batch's, then its view's summary); ``mask_sources``: a selective sensitivity mask's
-    (None: the suite's ``text_leakage`` block's)."""
+    (None: the suite's ``text_leakage`` block's); ``done``: the (configuration, view, batch size) summarised
+    before, not attacked again."""
     started = time.perf_counter()
     name = "span" if attack == "dlg" else attack
     chosen = attack_of(attack)
@@ -73,5 +75,6 @@ def record_text_attacks(
         on_record=lambda r: write(TextAttackRecord.from_json(r, strict=True)),
         on_summary=on_summary,
         mask_sources=mask_sources,
+        done=done,
     )
     return TextCampaign(tuple(out), tuple(notes), time.perf_counter() - started)

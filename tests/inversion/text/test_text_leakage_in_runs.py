@@ -107,7 +107,30 @@ def test_the_runs_text_attacks_are_recorded_in_its_results_and_skipped_when_turn
     assert [(b.config, b.outcome) for b in batches] == [(labels[0], "failed"), (labels[1], "failed")]
     assert len(batches[1].references) == 1 and len(batches[1].references[0]) == 8 and batches[1].recovered_tokens == ()
     assert read_records(off.folder.results).of(TextAttackSummaryRecord) == []
-    # resumed: the configurations attacked before are not attacked again
+    # resumed: the views attacked before are not attacked again
     with ResultWriter(runner.folder.results) as writer:
         runner._run_text_attacks(writer, resume=True)
     assert len(read_records(runner.folder.results).of(TextAttackSummaryRecord)) == 2
+
+
+@pytest.mark.slow  # the pretrained base loads: ~15 s
+def test_a_resumed_run_attacks_the_views_a_partly_attacked_configuration_has_left(tmp_path):
+    # Arrange: two batch sizes; the run stopped after the first configuration's batch of 1
+    runner = _prepared(tmp_path / "run", parse_suite(_tiny(text_leakage={"batch_sizes": [1, 2]})))
+    with ResultWriter(runner.folder.results) as writer:
+        runner._run_text_attacks(writer, resume=False)
+    lines = runner.folder.results.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if '"text_attack_summary"' in line)
+    runner.folder.results.write_text("\n".join(lines[: first + 1]) + "\n")
+    # Act
+    with ResultWriter(runner.folder.results) as writer:
+        runner._run_text_attacks(writer, resume=True)
+    # Assert: every (configuration, view, batch size) summarised once, the one done before not again
+    labels = [c.label for c in runner.suite.configurations]
+    cells = [(s.config, s.view, s.batch_size) for s in read_records(runner.folder.results).of(TextAttackSummaryRecord)]
+    assert cells == [
+        (labels[0], "dp", 1),
+        (labels[0], "dp", 2),
+        (labels[1], "encrypted", 1),
+        (labels[1], "encrypted", 2),
+    ]
