@@ -34,7 +34,8 @@ from hebench.protections.dp.noise import NoiseSource, SecretNoise
 SUITE = "text-leakage"
 NOISES = (0.0, 1e-10, 1e-9, 3e-9, 1e-8, 3e-8, 1e-7, 1e-6, 1e-4, 1e-2, 1.0)
 LONG_RUN = 100  # rounds of a longer run, for the ε it would spend
-TOKENS_RECALL = 0.9  # "tokens recovered": token recall and precision at least this (order aside)
+TOKENS_RECALL = 0.9  # "tokens recovered" (order aside): token recall at least this,
+TOKENS_PRECISION = 0.5  # with at least every other claimed token right (tokens by position come with extra candidates)
 CAVEAT = (
     "The span attack cuts the span at a spectrum gap of 10x: noise far below any meaningful privacy level removes "
     "that gap, so a failure at an astronomically large epsilon says the attack's gap test is fragile, not that DP "
@@ -81,8 +82,9 @@ def recovers_text(row: dict[str, Any]) -> bool:
 
 
 def recovers_tokens(row: dict[str, Any]) -> bool:
-    """The victim's tokens came back (order aside): precision and recall at least :data:`TOKENS_RECALL`."""
-    return (row["token_recall"] or 0.0) >= TOKENS_RECALL and (row["token_precision"] or 0.0) >= TOKENS_RECALL
+    """The victim's tokens came back (order aside): recall at least :data:`TOKENS_RECALL`, precision at least
+    :data:`TOKENS_PRECISION`."""
+    return (row["token_recall"] or 0.0) >= TOKENS_RECALL and (row["token_precision"] or 0.0) >= TOKENS_PRECISION
 
 
 def _eps(row: dict[str, Any]) -> float:
@@ -296,7 +298,7 @@ def text_dp(
         "batch_sizes": list(batch_sizes),
         "trials": trials,
         "text_rule": "exact: at least one victim sequence recovered exactly",
-        "tokens_rule": f"tokens: token precision and recall >= {TOKENS_RECALL} (order aside)",
+        "tokens_rule": f"tokens (order aside): token recall >= {TOKENS_RECALL}, precision >= {TOKENS_PRECISION}",
         "caveat": CAVEAT,
         "thresholds": thresholds(rows),
         "threads": 1,
