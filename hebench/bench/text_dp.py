@@ -2,7 +2,7 @@
 LoRA (as written) and full fine-tuning, per noise multiplier z and victim batch size.
 
 Per z: the ε one round of client-level DP spends at the suite's δ (hebench's own accountant,
-:class:`~hebench.protections.dp.client_account.ClientLevelAccount`, the suite's rounds; and over a longer run),
+:class:`~hebench.protections.dp.client_account.ClientLevelAccount`), and over the suite's rounds and a longer run,
 and per fine-tuning and batch size the span attack on the raw view with DP (the victim's upload privatized by
 :func:`~hebench.protections.dp.mechanism.privatize_update` with secret noise, as a run's client sends it): outcome
 counts and the first typed reason, exact-sequence rate with its Wilson interval, ROUGE-1, token precision and
@@ -264,7 +264,12 @@ def text_dp(
     rounds = int(raw["training"]["rounds"])
     specs = {z: base_dp.model_copy(update={"noise_multiplier": z, "clip": clip}) for z in noise}
     budget = {
-        z: {"epsilon_per_round": epsilon(s, rounds), "epsilon_long_run": epsilon(s, long_run)} for z, s in specs.items()
+        z: {
+            "epsilon_per_round": epsilon(s, 1),
+            "epsilon_suite_run": epsilon(s, rounds),
+            "epsilon_long_run": epsilon(s, long_run),
+        }
+        for z, s in specs.items()
     }
     rows = []
     try:
@@ -290,9 +295,9 @@ def text_dp(
         "rounds": rounds,
         "long_run_rounds": long_run,
         "epsilon_note": (
-            f"epsilon_per_round: the suite's {rounds} round(s), one client-level release each (sampling rate 1, "
-            f"add/remove of a client's data), {base_dp.accountant} accountant at delta {base_dp.delta:g}; "
-            f"epsilon_long_run: {long_run} rounds"
+            f"epsilon_per_round: one client-level release (sampling rate 1, add/remove of a client's data), "
+            f"{base_dp.accountant} accountant at delta {base_dp.delta:g}; epsilon_suite_run: the suite's {rounds} "
+            f"round(s); epsilon_long_run: {long_run} rounds"
         ),
         "epsilons": [{"noise_multiplier": z, **budget[z]} for z in noise],
         "batch_sizes": list(batch_sizes),
