@@ -55,8 +55,8 @@ class SpanConfig:
 def _span(rows: SiteRows, cfg: SpanConfig, bound: int, inputs: int) -> Span:
     """The rows' span: cut at a drop of ``min_gap`` within ``bound``; else, when fewer ``inputs`` than the rows'
     limit reach them, at ``bound_gap`` above the noise past ``inputs`` (an over-full bound gets no bound rule)."""
-    below = inputs if inputs < rows.limit else None
-    return span_of(rows.rows.to(cfg.device), cfg.min_gap, bound, inputs=below, bound_gap=cfg.bound_gap)
+    bound_gap = cfg.bound_gap if inputs < rows.limit else 0.0
+    return span_of(rows.rows.to(cfg.device), cfg.min_gap, bound, inputs=inputs, bound_gap=bound_gap)
 
 
 def _best(readings: list[SiteRows], cfg: SpanConfig, bound: int, inputs: int) -> tuple[SiteRows, Span] | None:
