@@ -39,7 +39,8 @@ NAME = "span"
 
 @dataclass(frozen=True)
 class SpanConfig:
-    min_gap: float = 10.0  # the spectrum must drop by this factor where the span is cut (else: no span)
+    min_gap: float = 10.0  # the spectrum must drop by this factor where the span is cut (else: the bound rule)
+    bound_gap: float = 5.0  # no such drop: the directions this far above the noise past the inputs' bound (0: off)
     token_tol: float = 1e-4  # a token is in the batch when its relative distance to the first span is below this
     order_tol: float = 1e-3  # an extension (decoder) / a sequence (encoder) passes below this second-span distance
     per_gap: float = 1.0  # tolerances widen to per_gap / gap: noise tilts the span by about 1 / gap
@@ -51,16 +52,19 @@ class SpanConfig:
     device: str = "cpu"
 
 
-def _span(rows: SiteRows, cfg: SpanConfig, bound: int) -> Span:
-    return span_of(rows.rows.to(cfg.device), cfg.min_gap, bound)
+def _span(rows: SiteRows, cfg: SpanConfig, bound: int, inputs: int) -> Span:
+    """The rows' span: cut at a drop of ``min_gap`` within ``bound``; else, when fewer ``inputs`` than the rows'
+    limit reach them, at ``bound_gap`` above the noise past ``inputs`` (an over-full bound gets no bound rule)."""
+    bound_gap = cfg.bound_gap if inputs < rows.limit else 0.0
+    return span_of(rows.rows.to(cfg.device), cfg.min_gap, bound, inputs=inputs, bound_gap=bound_gap)
 
 
-def _best(readings: list[SiteRows], cfg: SpanConfig, bound: int) -> tuple[SiteRows, Span] | None:
-    """The reading whose span is cut at the largest gap (a usable span first)."""
-    spans = [(r, _span(r, cfg, bound)) for r in readings]
+def _best(readings: list[SiteRows], cfg: SpanConfig, bound: int, inputs: int) -> tuple[SiteRows, Span] | None:
+    """The reading whose span is cut at the largest gap (a usable span first, a drop before the bound rule)."""
+    spans = [(r, _span(r, cfg, bound, inputs)) for r in readings]
     if not spans:
         return None
-    return max(spans, key=lambda pair: (pair[1].rank > 0, pair[1].gap if pair[1].rank > 0 else 0.0))
+    return max(spans, key=lambda p: (p[1].rank > 0, p[1].rule == "gap", p[1].gap if p[1].rank > 0 else 0.0))
 
 
 def _tolerance(base: float, span: Span, cfg: SpanConfig) -> float:
@@ -106,7 +110,8 @@ def _check_span(
         what = Why.SPAN_FULL if rows.source == "weight" else Why.ADAPTER_RANK
         return what, (
             f"the {layer} layer's {rows.source} gradient ({len(span.singular)} singular values, against"
-            f" {rows.limit_reason}) has no drop in its spectrum (largest ratio {span.gap:.3g} < {cfg.min_gap:g}):"
+            f" {rows.limit_reason}) has no drop in its spectrum (largest ratio {span.gap:.3g} < {cfg.min_gap:g}),"
+            f" nor directions {cfg.bound_gap:g}x above the noise past the inputs' bound:"
             f" its rows do not single out the inputs' span ({cause}; more inputs than"
             f" {'the width' if rows.source == 'weight' else 'r'}, noise, or drift over steps fill the spectrum)"
         )
@@ -123,6 +128,20 @@ def _check_span(
             f" inputs than r)"
         )
     return None
+
+
+def _incomplete(span: Span, found: list[torch.Tensor], inputs: int) -> tuple[Why, str] | None:
+    """Why a second span cut by the bound rule cannot order the tokens (None: it can). Each distinct (token,
+    position) the first layer found is a distinct input of the second layer too (its input depends on the prefix),
+    so a span holding fewer directions above the noise than those (at most ``inputs``) has lost some of them to the
+    noise: extensions would be judged against part of the span, and wrong ones pass within its wide tolerance."""
+    needed = min(sum(len(f) for f in found), inputs)
+    if span.rule != "bound" or span.rank >= needed:
+        return None
+    return Why.ORDER_UNAVAILABLE, (
+        f"the second layer's spectrum has no drop; only {span.rank} directions stand above the noise past the"
+        f" inputs' bound, fewer than the {needed} inputs the tokens found need: its span is incomplete"
+    )
 
 
 def span_attack(obs: TextObservation, cfg: SpanConfig = SpanConfig()) -> TextReconstruction:
@@ -154,7 +173,10 @@ def _attack(obs: TextObservation, cfg: SpanConfig) -> TextReconstruction:
             f"the model trains with dropout {anatomy.dropout():g}: the layers' inputs are randomised in training,"
             " the tests assume they are not"
         )
-    picked = _best(site_rows(obs, anatomy.first), cfg, obs.tokens_bound)
+    # positions whose inputs reach the gradient: a decoder's last one feeds no loss term (next-token loss)
+    tested = obs.length - 1 if anatomy.family == "decoder" else obs.length
+    inputs = obs.sequences_bound * tested  # at most this many inputs reach the rows: the bound rule's count
+    picked = _best(site_rows(obs, anatomy.first), cfg, obs.tokens_bound, inputs)
     if picked is None:
         return failed(
             NAME,
@@ -168,8 +190,6 @@ def _attack(obs: TextObservation, cfg: SpanConfig) -> TextReconstruction:
     if problem is not None:
         return failed(NAME, problem[0], problem[1], **diag)
 
-    # positions whose inputs reach the gradient: a decoder's last one feeds no loss term (next-token loss)
-    tested = obs.length - 1 if anatomy.family == "decoder" else obs.length
     distances = token_distances(anatomy.inputs(), span1, tested, first.coords)
     token_tol = _tolerance(cfg.token_tol, span1, cfg)
     cap = cfg.per_position or max(2 * obs.sequences_bound, 8)
@@ -186,7 +206,7 @@ def _attack(obs: TextObservation, cfg: SpanConfig) -> TextReconstruction:
             f"no vocabulary entry is within {token_tol:.3g} of the first span at any position (closest {closest:.2e})",
             **diag,
         )
-    picked2 = _best(site_rows(obs, anatomy.second), cfg, obs.tokens_bound)
+    picked2 = _best(site_rows(obs, anatomy.second), cfg, obs.tokens_bound, inputs)
     second, span2 = (None, None) if picked2 is None else picked2
     problem2 = None
     if second is None:
@@ -194,7 +214,7 @@ def _attack(obs: TextObservation, cfg: SpanConfig) -> TextReconstruction:
     else:
         assert span2 is not None
         diag["second"] = {**span2.diagnostics(), **second.diagnostics, "source": second.source}
-        problem2 = _check_span(second, span2, obs, "second", cfg)
+        problem2 = _check_span(second, span2, obs, "second", cfg) or _incomplete(span2, found, inputs)
     if problem2 is not None:
         return TextReconstruction(
             NAME, "partial", (), by_position, Why.ORDER_UNAVAILABLE, f"tokens by position only: {problem2[1]}", diag
