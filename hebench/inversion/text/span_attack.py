@@ -59,12 +59,28 @@ def _span(rows: SiteRows, cfg: SpanConfig, bound: int, inputs: int) -> Span:
     return span_of(rows.rows.to(cfg.device), cfg.min_gap, bound, inputs=inputs, bound_gap=bound_gap)
 
 
-def _best(readings: list[SiteRows], cfg: SpanConfig, bound: int, inputs: int) -> tuple[SiteRows, Span] | None:
-    """The reading whose span is cut at the largest gap (a usable span first, a drop before the bound rule)."""
+def _ranked(
+    readings: list[SiteRows], cfg: SpanConfig, bound: int, inputs: int, least: int = 1
+) -> list[tuple[SiteRows, Span]]:
+    """The readings with their spans, best first: a usable span; one whose dimensions the inputs could span, at
+    least ``least`` (the positions tested: each holds an input of its own) and at most ``inputs`` (a sparse reading,
+    e.g. LoRA's A after one step, where only DP noise crossing float32's rounding moved some coordinates, is
+    exactly low rank with an infinite gap, but not the inputs' span); a drop before the bound rule; the largest gap."""
     spans = [(r, _span(r, cfg, bound, inputs)) for r in readings]
-    if not spans:
-        return None
-    return max(spans, key=lambda p: (p[1].rank > 0, p[1].rule == "gap", p[1].gap if p[1].rank > 0 else 0.0))
+
+    def key(pair: tuple[SiteRows, Span]) -> tuple[bool, bool, bool, float]:
+        span = pair[1]
+        plausible = least <= span.rank <= inputs
+        return (span.rank > 0, plausible, span.rule == "gap", span.gap if span.rank > 0 else 0.0)
+
+    return sorted(spans, key=key, reverse=True)
+
+
+def _best(
+    readings: list[SiteRows], cfg: SpanConfig, bound: int, inputs: int, least: int = 1
+) -> tuple[SiteRows, Span] | None:
+    """The best reading (:func:`_ranked`) with its span."""
+    return next(iter(_ranked(readings, cfg, bound, inputs, least)), None)
 
 
 def _tolerance(base: float, span: Span, cfg: SpanConfig) -> float:
@@ -176,37 +192,43 @@ def _attack(obs: TextObservation, cfg: SpanConfig) -> TextReconstruction:
     # positions whose inputs reach the gradient: a decoder's last one feeds no loss term (next-token loss)
     tested = obs.length - 1 if anatomy.family == "decoder" else obs.length
     inputs = obs.sequences_bound * tested  # at most this many inputs reach the rows: the bound rule's count
-    picked = _best(site_rows(obs, anatomy.first), cfg, obs.tokens_bound, inputs)
-    if picked is None:
+    readings = _ranked(site_rows(obs, anatomy.first), cfg, obs.tokens_bound, inputs, tested)
+    if not readings:
         return failed(
             NAME,
             Why.LAYER_NOT_OBSERVED,
             "the first attention projection's gradient is not in the view (encrypted, not sent, or zero)",
             **diag,
         )
-    first, span1 = picked
-    diag.update({"first": {**span1.diagnostics(), **first.diagnostics, "source": first.source}})
-    problem = _check_span(first, span1, obs, "first", cfg)
-    if problem is not None:
-        return failed(NAME, problem[0], problem[1], **diag)
-
-    distances = token_distances(anatomy.inputs(), span1, tested, first.coords)
-    token_tol = _tolerance(cfg.token_tol, span1, cfg)
     cap = cfg.per_position or max(2 * obs.sequences_bound, 8)
-    found = [_closest(row, token_tol, cap) for row in distances]
-    diag["token_tol"] = token_tol
-    diag["tokens_per_position"] = [len(f) for f in found]
-    diag["first_seconds"] = time.perf_counter() - started
-    by_position = tuple(tuple(int(t) for t in f) for f in found)
-    if not any(len(f) for f in found):
+    first_failure: TextReconstruction | None = None
+    for tried, (first, span1) in enumerate(readings, 1):  # the best reading first; the next where it finds no token
+        diag.update({"first": {**span1.diagnostics(), **first.diagnostics, "source": first.source}})
+        diag["first_readings_tried"] = tried
+        problem = _check_span(first, span1, obs, "first", cfg)
+        if problem is not None:
+            first_failure = first_failure or failed(NAME, problem[0], problem[1], **diag)
+            continue
+        distances = token_distances(anatomy.inputs(), span1, tested, first.coords)
+        token_tol = _tolerance(cfg.token_tol, span1, cfg)
+        found = [_closest(row, token_tol, cap) for row in distances]
+        diag["token_tol"] = token_tol
+        diag["tokens_per_position"] = [len(f) for f in found]
+        diag["first_seconds"] = time.perf_counter() - started
+        if any(len(f) for f in found):
+            break
         closest = float(distances.min())
-        return failed(
+        first_failure = first_failure or failed(
             NAME,
             Why.NO_TOKENS,
             f"no vocabulary entry is within {token_tol:.3g} of the first span at any position (closest {closest:.2e})",
             **diag,
         )
-    picked2 = _best(site_rows(obs, anatomy.second), cfg, obs.tokens_bound, inputs)
+    else:  # no reading gave a token: the best reading's reason
+        assert first_failure is not None
+        return first_failure
+    by_position = tuple(tuple(int(t) for t in f) for f in found)
+    picked2 = _best(site_rows(obs, anatomy.second), cfg, obs.tokens_bound, inputs, tested)
     second, span2 = (None, None) if picked2 is None else picked2
     problem2 = None
     if second is None:

@@ -3,6 +3,8 @@ graceful failure (typed, with the reason) where its assumptions break, and nothi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -84,6 +86,26 @@ def test_lora_gradient_spans_the_inputs_only_below_the_adapter_rank():
     assert wide_result.outcome == "recovered" and wide_result.token_lists == client.blocks.tolist()
     assert narrow_result.outcome == "failed" and narrow_result.reason is Why.ADAPTER_RANK
     assert "r = 8" in narrow_result.why
+
+
+def test_a_sparse_noise_reading_of_loras_a_does_not_hide_the_span_that_b_carries():
+    # Arrange: dL/dA = 0 at initialisation; DP noise below float32's rounding moves only some of A's coordinates,
+    # a reading of exact low rank with an infinite gap, but more dimensions than the 11 inputs behind the update
+    client = _client(1, 12)
+    obs = raw_view(attach_lora(_decoder(), LoraSpec(rank=32)), client, GRADIENT)
+    assert obs.update is not None
+    gen = torch.Generator().manual_seed(3)
+    update = dict(obs.update)
+    for name, value in update.items():
+        if "lora_A" in name:
+            sparse = torch.zeros_like(value)
+            sparse[:20, :40] = 1e-8 * torch.randn(20, 40, generator=gen)  # rank 20 of r = 32, above 11
+            update[name] = sparse
+    # Act
+    result = span_attack(replace(obs, update=update))
+    # Assert: both layers read from B, and every token comes back in order
+    assert result.diagnostics["first"]["source"] == result.diagnostics["second"]["source"] == "lora_B"
+    assert result.outcome == "recovered" and result.token_lists == client.blocks.tolist()
 
 
 def test_lora_update_of_several_local_steps_still_spans_the_frozen_first_layer_inputs():
